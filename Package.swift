@@ -1,0 +1,91 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-camera-capture",
+    products: [
+        .library(name: "CaptureCore", targets: ["CaptureCore"]),
+        .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
+        .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
+        .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
+        .executable(name: "capturer-probe", targets: ["capturer-probe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    ],
+    targets: [
+        // System libraries: header-only shims for what Swift cannot import (variadic calls, macro constants).
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+
+        // Core: the model, selection and rotation rules, the capturer, the synthetic, recorded and Y4M cameras.
+        .target(
+            name: "CaptureCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv).
+        .target(name: "CaptureConversion", dependencies: ["CaptureCore", "CYUV"]),
+        // V4L2 backend: real cameras through libv4l2.
+        .target(
+            name: "CaptureV4L2",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CV4L2",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // VP8: libvpx encoder in WebRTC's real-time configuration, decoder, IVF.
+        .target(
+            name: "CaptureVP8",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CVPX",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line tool.
+        .executableTarget(
+            name: "capturer-probe",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .target(
+            name: "CaptureTestSupport",
+            dependencies: ["CaptureCore"],
+            path: "Tests/CaptureTestSupport"
+        ),
+        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "CaptureTestSupport"]),
+        .testTarget(
+            name: "CaptureConversionTests",
+            dependencies: ["CaptureCore", "CaptureConversion", "CaptureTestSupport"]
+        ),
+        .testTarget(
+            name: "CaptureV4L2Tests",
+            dependencies: ["CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureTestSupport"]
+        ),
+        .testTarget(
+            name: "CaptureVP8Tests",
+            dependencies: ["CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureTestSupport"]
+        ),
+        .testTarget(
+            name: "CapturerProbeTests",
+            dependencies: ["CaptureCore", "CaptureTestSupport", "capturer-probe"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

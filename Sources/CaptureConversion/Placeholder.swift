@@ -1,0 +1,1 @@
+// CaptureConversion: filled in by its issue.

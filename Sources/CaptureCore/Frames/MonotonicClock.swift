@@ -1,0 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The monotonic clock (`CLOCK_MONOTONIC`), the time base of every frame timestamp.
+public enum MonotonicClock {
+    /// Now, in nanoseconds since an arbitrary point (boot).
+    public static func nowNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Sleeps until the monotonic clock reaches `deadlineNs` (retrying when interrupted).
+    public static func sleep(untilNs deadlineNs: UInt64) {
+        var ts = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+}

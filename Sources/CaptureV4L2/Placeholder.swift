@@ -1,0 +1,1 @@
+// CaptureV4L2: filled in by its issue.

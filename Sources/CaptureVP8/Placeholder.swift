@@ -1,0 +1,1 @@
+// CaptureVP8: filled in by its issue.
