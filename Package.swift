@@ -58,6 +58,12 @@ let package = Package(
             ]
         ),
 
+        // Benchmarks: our conversion and VP8 paths on the same frames as the peers (Scripts/bench).
+        .executableTarget(
+            name: "capture-bench",
+            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8"]
+        ),
+
         .target(
             name: "CaptureTestSupport",
             dependencies: ["CaptureCore"],

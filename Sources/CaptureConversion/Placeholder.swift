@@ -1,1 +1,0 @@
-// CaptureConversion: filled in by its issue.
