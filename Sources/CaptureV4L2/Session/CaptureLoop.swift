@@ -24,7 +24,7 @@ final class CaptureLoop: @unchecked Sendable {
     private let logger: Logger
     /// Set by ``CaptureSession/stop()``; the loop checks it at least every ``pollSliceMs``.
     let stopRequested = Atomic<Bool>(false)
-    /// No frame for this long restarts the stream once, then fails it.
+    /// No frame for this long restarts the stream once, then fails it: max(1 s, 5 frame intervals) unless given.
     let stallTimeoutNs: UInt64
     /// The longest single `poll` wait, so a stop request is noticed promptly.
     static let pollSliceMs: UInt64 = 100
@@ -34,7 +34,7 @@ final class CaptureLoop: @unchecked Sendable {
 
     init(
         stream: V4L2Stream, output: OutputPixelFormat, bufferCount: Int, events: CaptureSessionEvents,
-        conversion: FrameConversion, logger: Logger
+        conversion: FrameConversion, logger: Logger, stallTimeoutNs: UInt64? = nil
     ) {
         self.stream = stream
         self.events = events
@@ -42,7 +42,7 @@ final class CaptureLoop: @unchecked Sendable {
         self.logger = logger
         self.pool = FrameBufferPool(format: output, dimensions: stream.format.dimensions, capacity: bufferCount + 4)
         let intervalNs = stream.fps > 0 ? UInt64(1e9 / stream.fps) : 1_000_000_000
-        self.stallTimeoutNs = max(1_000_000_000, 5 * intervalNs)
+        self.stallTimeoutNs = stallTimeoutNs ?? max(1_000_000_000, 5 * intervalNs)
     }
 
     /// Whether frames carried the driver's timestamps, and why not if they did not.

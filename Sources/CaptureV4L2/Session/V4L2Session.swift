@@ -31,14 +31,17 @@ final class V4L2Session: CaptureSession {
     private let driver: any V4L2Driver
     private let conversion: FrameConversion
     private let logger: Logger
+    private let stallTimeoutNs: UInt64?
     private let state: Mutex<State>
     /// Signalled once when the capture thread has released the device and made its last event.
     private let finished = DispatchSemaphore(value: 0)
 
     init(
         configuration: CaptureSessionConfiguration, events: CaptureSessionEvents, driver: any V4L2Driver,
-        conversion: FrameConversion, logger: Logger
+        conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2"),
+        stallTimeoutNs: UInt64? = nil
     ) {
+        self.stallTimeoutNs = stallTimeoutNs
         self.configuration = configuration
         self.events = events
         self.driver = driver
@@ -84,7 +87,7 @@ final class V4L2Session: CaptureSession {
         let format = stream.format
         let loop = CaptureLoop(
             stream: stream, output: configuration.output, bufferCount: stream.mappings.count, events: events,
-            conversion: conversion, logger: logger)
+            conversion: conversion, logger: logger, stallTimeoutNs: stallTimeoutNs)
         state.withLock {
             $0.granted = GrantedFormat(
                 pixelFormat: format.pixelFormat, dimensions: format.dimensions, fps: stream.fps,
