@@ -49,7 +49,9 @@ final class V4L2Stream {
             let capability = try handle.queryCapability()
             guard let type = capability.captureBufferType else {
                 handle.close()
-                throw V4L2Error(call: "VIDIOC_QUERYCAP", errno: .inappropriateIOCTLForDevice)
+                throw CaptureError(
+                    .notACaptureDevice, "not a video-capture device with streaming I/O", device: node,
+                    call: "VIDIOC_QUERYCAP")
             }
             let requested = configuration.format.pixelFormat
             let format = try handle.setFormat(type, pixelFormat: requested, dimensions: configuration.dimensions)
@@ -72,9 +74,7 @@ final class V4L2Stream {
             return stream
         } catch let error as V4L2Error {
             handle.close()
-            throw error.errno == .inappropriateIOCTLForDevice && error.call == "VIDIOC_QUERYCAP"
-                ? CaptureError(.notACaptureDevice, "not a video-capture device with streaming I/O", device: node)
-                : CaptureError(error, device: node)
+            throw CaptureError(error, device: node)
         } catch let error as CaptureError {
             handle.close()
             throw error

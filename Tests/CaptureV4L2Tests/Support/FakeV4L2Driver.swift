@@ -64,6 +64,8 @@ final class FakeV4L2Driver: V4L2Driver {
         var openFailures: [String: Errno] = [:]
         /// Errors to return, in order, the next times a call (by name) is made.
         var failures: [String: [Errno]] = [:]
+        /// A failure after a number of successes, by call name.
+        var delayedFailures: [String: (successes: Int, error: Errno)] = [:]
         var dequeueScript: [Dequeue] = []
         var fds: [CInt: String] = [:]
         var nextFD: CInt = 100
@@ -95,6 +97,10 @@ final class FakeV4L2Driver: V4L2Driver {
 
     func script(_ entries: [Dequeue]) { state.withLock { $0.dequeueScript += entries } }
     func fail(_ call: String, with errors: Errno...) { state.withLock { $0.failures[call, default: []] += errors } }
+    /// Lets `call` succeed `successes` times, then fail once with `error`.
+    func failAfter(_ call: String, successes: Int, with error: Errno) {
+        state.withLock { $0.delayedFailures[call] = (successes, error) }
+    }
     func failOpen(_ node: String, with error: Errno) { state.withLock { $0.openFailures[node] = error } }
     var calls: [String] { state.withLock { $0.calls } }
     /// The sizes `VIDIOC_ENUM_FRAMEINTERVALS` was asked about (first entry of each enumeration).
@@ -136,6 +142,7 @@ final class FakeV4L2Driver: V4L2Driver {
 
     func mmap(_ fd: CInt, length: Int, offset: Int) -> Result<UnsafeMutableRawPointer, Errno> {
         state.withLock { state in
+            if let error = Self.delayedFailure("mmap", &state) { return .failure(error) }
             if var queue = state.failures["mmap"], !queue.isEmpty {
                 let error = queue.removeFirst()
                 state.failures["mmap"] = queue
@@ -190,6 +197,7 @@ final class FakeV4L2Driver: V4L2Driver {
             guard let argument = UnsafeMutableRawPointer(bitPattern: address) else { return .badAddress }
             let name = Self.names[request] ?? "ioctl(\(request))"
             state.calls.append(name)
+            if let error = Self.delayedFailure(name, &state) { return error }
             if var queue = state.failures[name], !queue.isEmpty {
                 let error = queue.removeFirst()
                 state.failures[name] = queue
@@ -370,6 +378,16 @@ final class FakeV4L2Driver: V4L2Driver {
             return .inappropriateIOCTLForDevice
         }
         return nil
+    }
+
+    private static func delayedFailure(_ call: String, _ state: inout State) -> Errno? {
+        guard let pending = state.delayedFailures[call] else { return nil }
+        if pending.successes > 0 {
+            state.delayedFailures[call] = (pending.successes - 1, pending.error)
+            return nil
+        }
+        state.delayedFailures[call] = nil
+        return pending.error
     }
 
     private static func stepwise(_ min: Dimensions, _ max: Dimensions, _ step: Dimensions) -> v4l2_frmsize_stepwise {
