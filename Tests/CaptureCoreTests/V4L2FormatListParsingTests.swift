@@ -176,6 +176,7 @@ struct V4L2FormatListParsingTests {
             Malformed(file: "bad-fps-figure.txt", line: 6, what: "bad fps figure"),
         ])
     func malformed(_ c: Malformed) throws {
+        #expect(try Fixtures.files(in: "devices/malformed").contains(c.file))
         let text = try Fixtures.text("devices/malformed/" + c.file)
         let error = try #require(throws: CaptureError.self) { try V4L2FormatList.parse(text) }
         #expect(error.code == .malformedFormatList)
@@ -184,6 +185,11 @@ struct V4L2FormatListParsingTests {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let offending = c.line <= lines.count ? lines[c.line - 1].trimmingCharacters(in: .whitespaces) : ""
         #expect(error.message.hasSuffix(": " + offending), "\(error.message)")
+    }
+
+    @Test("every malformed fixture is in the table above")
+    func malformedCoverage() throws {
+        #expect(try Fixtures.files(in: "devices/malformed").count == 11)
     }
 
     @Test(

@@ -23,6 +23,16 @@ struct V4L2FormatListRenderingTests {
         #expect(rendered == text)
     }
 
+    @Test("every device fixture is covered by these tests")
+    func coverage() throws {
+        #expect(try Fixtures.deviceFiles() == (Self.currentLayout + ["uvc-c920-old-layout.txt"]).sorted())
+        for file in try Fixtures.deviceFiles() {
+            let device = try Fixtures.device(file)
+            #expect(device.id == "recorded:" + file)
+            #expect(!device.pixelFormats.isEmpty)
+        }
+    }
+
     @Test("the old layout renders as the current layout of the same camera")
     func oldLayout() throws {
         let old = try V4L2FormatList.parse(Fixtures.text("devices/uvc-c920-old-layout.txt"))
