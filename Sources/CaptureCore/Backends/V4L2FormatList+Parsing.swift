@@ -5,9 +5,11 @@ extension V4L2FormatList {
     /// (`Index : 0`, `Type : Video Capture`, `Pixel Format: 'MJPG' (compressed)`, `Name : Motion-JPEG`), with
     /// tabs or spaces, blank lines anywhere, CRLF line ends, and the optional `ioctl: VIDIOC_ENUM_FMT` and
     /// `Type: …` header lines. Sizes may be discrete, stepwise or continuous; intervals discrete, stepwise or
-    /// continuous. Each printed interval becomes the simplest exact fraction that prints the same seconds and fps
-    /// figures (`0.033s (30.000 fps)` is 1/30, `0.080s (12.500 fps)` is 2/25). Repeated sizes and intervals are
-    /// kept as listed. The printed format index is not checked (entries are numbered by their order).
+    /// continuous. Each printed interval becomes an exact fraction that prints the same seconds and fps figures:
+    /// numerator 1, then 2, then 1001 over a multiple of 1000, else the simplest fraction (`0.033s (30.000 fps)` is
+    /// 1/30, `0.080s (12.500 fps)` 2/25, `0.033s (29.970 fps)` 1001/30000); a stepwise step that prints like the
+    /// minimum is the minimum. Repeated sizes and intervals are kept as listed (not deduplicated), so ``render()``
+    /// reproduces the dump. The printed format index is not checked (entries are numbered by their order).
     ///
     /// - Throws: ``CaptureError/Code/malformedFormatList`` with the message `line N: <what is wrong>: <the line>`
     ///   (lines counted from 1).
