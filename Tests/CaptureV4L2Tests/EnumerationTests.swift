@@ -25,6 +25,15 @@ struct EnumerationTests {
         #expect(driver.nothingLeaked)
     }
 
+    @Test("format flags are translated from the kernel's V4L2_FMT_FLAG_* bits")
+    func flags() {
+        // COMPRESSED | CSC_COLORSPACE | CSC_XFER_FUNC (0x40) | CSC_QUANTIZATION (0x100), as vivid's 'YUVO' reports.
+        #expect(
+            PixelFormatFlags(v4l2: 0x1 | 0x20 | 0x40 | 0x100)
+                == [.compressed, .cscColorspace, .cscTransferFunction, .cscQuantization])
+        #expect(PixelFormatFlags(v4l2: 0x80) == .cscYCbCr)
+    }
+
     @Test("a stepwise size range is one entry; its intervals are enumerated at the largest size")
     func stepwiseSizes() throws {
         var device = FakeCamera.webcam()

@@ -23,9 +23,12 @@ struct FrameTimestampsTests {
         #expect(stamps.fallbackReason?.contains("does not follow") == true)
     }
 
-    @Test("a timestamp in the future, or older than 2 s, is rejected")
+    @Test("a timestamp more than one frame interval in the future, or older than 2 s, is rejected")
     func implausible() {
-        var future = FrameTimestamps()
+        var nominal = FrameTimestamps(frameIntervalNs: 40_000)  // vivid: the nominal end of the frame.
+        #expect(nominal.next(driverNs: 30_000, nowNs: 10_000) == 30_000)
+        #expect(nominal.usingDriverTimestamps)
+        var future = FrameTimestamps(frameIntervalNs: 5_000)
         #expect(future.next(driverNs: 20_000, nowNs: 10_000) == 10_000)
         #expect(!future.usingDriverTimestamps)
         var stale = FrameTimestamps()

@@ -6,6 +6,10 @@ import Testing
 
 @testable import CaptureV4L2
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the vivid guest tests run and write.
 enum VividGuest {
     /// Whether this process runs inside the vivid QEMU guest (`CAPTURE_VIVID_GUEST=1`, set by
@@ -24,19 +28,36 @@ enum VividGuest {
     static let vga = Dimensions(width: 640, height: 480)
 
     /// Runs `v4l2-ctl` with `arguments` and returns its standard output.
+    ///
+    /// Uses `posix_spawnp` and a pipe rather than Foundation's `Process`, which needs a CFSocket wakeup socket
+    /// pair that cannot be created in the guest (it hangs there).
     static func v4l2ctl(_ arguments: [String]) throws -> String {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        let tool = paths.map { "\($0)/v4l2-ctl" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(tool, "v4l2-ctl is not on PATH"))
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "v4l2-ctl \(arguments.joined(separator: " ")) failed")
-        return String(decoding: data, as: UTF8.self)
+        var pipeFDs: [Int32] = [-1, -1]
+        try #require(pipe(&pipeFDs) == 0, "pipe failed")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        let argv = (["v4l2-ctl"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "v4l2-ctl", &actions, nil, argv, environ)
+        close(pipeFDs[1])
+        defer { close(pipeFDs[0]) }
+        try #require(spawned == 0, "could not run v4l2-ctl: \(spawned)")
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(pipeFDs[0], &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            output += chunk[0..<count]
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        #expect(status == 0, "v4l2-ctl \(arguments.joined(separator: " ")) exited with status \(status)")
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// The open descriptors of this process.
@@ -183,7 +204,7 @@ struct VividGuestTests {
             frames in 3 s: \(timestamps.count) (expected \(Int((granted.fps * 3).rounded())) +/- 10%)
             measured fps: \(String(format: "%.3f", meanInterval > 0 ? 1 / meanInterval : 0))
             mean interval: \(String(format: "%.6f", meanInterval)) s (granted \(String(format: "%.6f", 1 / granted.fps)) s)
-            drops: \(state.drops.count) \(state.drops.map(\.rawValue))
+            drops: \(state.drops.count) \(state.drops.map(\.rawValue)); frames the driver skipped (sequence gaps): \(session.driverSkippedFrames)
             timestamps: \(timestampSummary?.driver == true ? "driver (monotonic)" : "clock: \(timestampSummary?.reason ?? "?")")
 
             """

@@ -63,15 +63,7 @@ public struct RecordedDevice: Sendable, Hashable {
 
     /// The file's bytes as UTF-8 text.
     private static func readText(_ path: String) throws(CaptureError) -> String {
-        let fd: FileDescriptor
-        do {
-            fd = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
-        } catch {
-            let errno = error as? Errno
-            throw CaptureError(
-                errno == .noSuchFileOrDirectory ? .deviceNotFound : .ioFailure, "cannot open the format list",
-                device: path, call: "open", errno: errno)
-        }
+        let fd = try FileDescriptor.openForReading(path, what: "the format list")
         defer { try? fd.close() }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)

@@ -21,7 +21,7 @@ extension V4L2Handle {
             formats.append(
                 PixelFormatDescription(
                     pixelFormat: PixelFormat(rawValue: desc.pixelformat), description: cString(desc.description),
-                    flags: PixelFormatFlags(rawValue: desc.flags)))
+                    flags: PixelFormatFlags(v4l2: desc.flags)))
         }
         return formats
     }
@@ -100,6 +100,25 @@ extension V4L2Handle {
             formats.append(CaptureFormat(pixelFormat: pixelFormat, size: size, frameRates: rates))
         }
         return formats
+    }
+}
+
+extension PixelFormatFlags {
+    /// The flags of a `struct v4l2_fmtdesc`, translated bit by bit from the kernel's `V4L2_FMT_FLAG_*` constants
+    /// (so the result is right whatever raw values the model's options use).
+    init(v4l2 flags: UInt32) {
+        // V4L2_FMT_FLAG_META_LINE_BASED (Linux 6.8) is newer than some systems' videodev2.h.
+        let metaLineBased: Int32 = 0x0200
+        let table: [(Int32, PixelFormatFlags)] = [
+            (V4L2_FMT_FLAG_COMPRESSED, .compressed), (V4L2_FMT_FLAG_EMULATED, .emulated),
+            (V4L2_FMT_FLAG_CONTINUOUS_BYTESTREAM, .continuousBytestream),
+            (V4L2_FMT_FLAG_DYN_RESOLUTION, .dynamicResolution),
+            (V4L2_FMT_FLAG_ENC_CAP_FRAME_INTERVAL, .encoderCapFrameInterval),
+            (V4L2_FMT_FLAG_CSC_COLORSPACE, .cscColorspace), (V4L2_FMT_FLAG_CSC_YCBCR_ENC, .cscYCbCr),
+            (V4L2_FMT_FLAG_CSC_QUANTIZATION, .cscQuantization), (V4L2_FMT_FLAG_CSC_XFER_FUNC, .cscTransferFunction),
+            (metaLineBased, .metaLineBased),
+        ]
+        self = PixelFormatFlags(table.filter { flags & UInt32($0.0) != 0 }.map(\.1))
     }
 }
 

@@ -15,7 +15,7 @@ final class CaptureLoop: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `stream`, `pool`, `timestamps` and `restartedSinceLastFrame` are touched only
     // by the capture thread, which receives the loop before it starts (thread creation orders the handover) and
     // owns it until `run()` returns. The session reads `timestampSummary` only after joining that thread (the
-    // semaphore signal/wait orders it). `stopRequested` is atomic; everything else is immutable and Sendable.
+    // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is atomic; everything else is immutable and Sendable.
 
     private let stream: V4L2Stream
     private let events: CaptureSessionEvents
@@ -29,8 +29,10 @@ final class CaptureLoop: @unchecked Sendable {
     /// The longest single `poll` wait, so a stop request is noticed promptly.
     static let pollSliceMs: UInt64 = 100
 
-    private var timestamps = FrameTimestamps()
+    private var timestamps: FrameTimestamps
     private(set) var frameCount = 0
+    /// Frames the driver's sequence numbers show it skipped (it had no free buffer, or fell behind).
+    private(set) var driverSkippedFrames = 0
 
     init(
         stream: V4L2Stream, output: OutputPixelFormat, bufferCount: Int, events: CaptureSessionEvents,
@@ -42,6 +44,7 @@ final class CaptureLoop: @unchecked Sendable {
         self.logger = logger
         self.pool = FrameBufferPool(format: output, dimensions: stream.format.dimensions, capacity: bufferCount + 4)
         let intervalNs = stream.fps > 0 ? UInt64(1e9 / stream.fps) : 1_000_000_000
+        self.timestamps = FrameTimestamps(frameIntervalNs: stream.fps > 0 ? intervalNs : 0)
         self.stallTimeoutNs = stallTimeoutNs ?? max(1_000_000_000, 5 * intervalNs)
     }
 
@@ -64,6 +67,7 @@ final class CaptureLoop: @unchecked Sendable {
     private func capture() -> CaptureError? {
         var lastProgressNs = MonotonicClock.nowNs()
         var restarted = false
+        var lastSequence: UInt32?
         let events = Int16(POLLIN | POLLPRI)
         while !stopRequested.load(ordering: .acquiring) {
             let now = MonotonicClock.nowNs()
@@ -81,6 +85,7 @@ final class CaptureLoop: @unchecked Sendable {
                     return CaptureError(error, device: stream.node)
                 }
                 restarted = true
+                lastSequence = nil  // Sequence numbers restart with the stream.
                 lastProgressNs = MonotonicClock.nowNs()
                 continue
             }
@@ -104,6 +109,10 @@ final class CaptureLoop: @unchecked Sendable {
                 continue
             }
             let dequeuedNs = MonotonicClock.nowNs()
+            if let lastSequence, buffer.sequence > lastSequence &+ 1 {
+                driverSkippedFrames += Int(buffer.sequence - lastSequence - 1)
+            }
+            lastSequence = buffer.sequence
             let frame = process(buffer, dequeuedNs: dequeuedNs)
             do {
                 try stream.handle.queueBuffer(stream.type, index: buffer.index)

@@ -1,8 +1,10 @@
 /// Chooses each frame's timestamp: the driver's monotonic capture time while it is plausible, else the monotonic
 /// clock at dequeue; the result is strictly increasing.
 ///
-/// A driver timestamp is rejected when it is in the future, more than ``maximumAgeNs`` old, or not after the
-/// previous frame's. After the first rejection the clock is used for the rest of the stream (as GStreamer does),
+/// A driver timestamp is rejected when it is more than ``futureToleranceNs`` in the future, more than
+/// ``maximumAgeNs`` old, or not after the previous frame's. The tolerance is one frame interval: drivers that stamp
+/// the nominal end of a frame they generate (vivid does: start of frame + frame period) deliver a buffer up to one
+/// period before its timestamp. After the first rejection the clock is used for the rest of the stream (as GStreamer does),
 /// so the two time bases are never mixed back and forth.
 struct FrameTimestamps {
     /// The oldest a driver timestamp may be, relative to the dequeue time.
@@ -13,6 +15,13 @@ struct FrameTimestamps {
     /// Why driver timestamps were abandoned, if they were.
     private(set) var fallbackReason: String?
     private var last: UInt64?
+    /// How far in the future a driver timestamp may be (one frame interval).
+    let futureToleranceNs: UInt64
+
+    /// Timestamps for a stream whose frames come `frameIntervalNs` apart (0 allows no future timestamp at all).
+    init(frameIntervalNs: UInt64 = 0) {
+        self.futureToleranceNs = frameIntervalNs
+    }
 
     /// The timestamp for a frame dequeued at `nowNs` whose driver timestamp is `driverNs` (nil when the driver's
     /// timestamps are not on the monotonic clock).
@@ -35,8 +44,10 @@ struct FrameTimestamps {
     }
 
     private func problem(_ driverNs: UInt64, _ nowNs: UInt64) -> String? {
-        if driverNs > nowNs { return "driver timestamp \(driverNs) ns is after the dequeue time \(nowNs) ns" }
-        if nowNs - driverNs > Self.maximumAgeNs { return "driver timestamp \(driverNs) ns is older than 2 s" }
+        if driverNs > nowNs &+ futureToleranceNs {
+            return "driver timestamp \(driverNs) ns is more than one frame interval after the dequeue time \(nowNs) ns"
+        }
+        if nowNs > driverNs, nowNs - driverNs > Self.maximumAgeNs { return "driver timestamp \(driverNs) ns is older than 2 s" }
         if let last, driverNs <= last { return "driver timestamp \(driverNs) ns does not follow \(last) ns" }
         return nil
     }

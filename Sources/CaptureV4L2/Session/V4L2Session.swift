@@ -56,8 +56,8 @@ final class V4L2Session: CaptureSession {
 
     var granted: GrantedFormat { state.withLock { $0.granted } }
 
-    /// The number of frames delivered so far.
-    var deliveredFrames: Int { state.withLock { $0.loop?.frameCount ?? 0 } }
+    /// Frames the driver's sequence numbers show it skipped (read after ``stop()``).
+    var driverSkippedFrames: Int { state.withLock { $0.loop?.driverSkippedFrames ?? 0 } }
 
     /// Whether delivered frames carry the driver's timestamps (after ``stop()``), and why not if they do not.
     var timestampSummary: (driver: Bool, reason: String?)? { state.withLock { $0.loop?.timestampSummary } }
