@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import CaptureCore
 import CaptureVP8
 
@@ -38,9 +39,6 @@ extension CapturerProbe {
             guard (1...100_000).contains(bitrate) else { throw ValidationError("--bitrate must be 1...100000 kbit/s") }
         }
 
-        /// The largest total size of captured-frame copies kept for the PSNR comparison.
-        static let copyBudget = 384 << 20
-
         struct Output: Codable {
             var schemaVersion = jsonSchemaVersion
             var device: DeviceSummary
@@ -55,7 +53,6 @@ extension CapturerProbe {
             var framesCaptured: Int
             var framesDelivered: Int
             var framesDropped: Int
-            var framesDroppedByConsumer: Int
             var framesEncoded: Int
             var framesDroppedByEncoder: Int
             var keyFrames: Int
@@ -79,67 +76,44 @@ extension CapturerProbe {
             let limit = seconds == nil ? (frames ?? 60) : Int.max
             let deadlineNs = seconds.map { MonotonicClock.nowNs() + UInt64($0 * 1e9) }
 
-            let run = try await CaptureRun.start(
-                on: resolved, request: request, paced: !unpaced, orientation: orientation)
+            let selection = try request.select(on: resolved)
+            let encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(
+                targetBitrateKbps: bitrate, framerate: max(1, selection.fps)))
+            let writer = try output.map { path throws(CaptureError) in
+                try IVFWriter(path: path, dimensions: selection.dimensions)
+            }
+            let consumer = EncodingConsumer(
+                encoder: encoder, writer: writer, limit: limit, deadlineNs: deadlineNs,
+                progress: StandardError.isTerminal && !global.json)
+            let run: CaptureRun
+            do {
+                run = try await CaptureRun.start(
+                    on: resolved, request: request, paced: !unpaced, orientation: orientation, delegate: consumer)
+            } catch {
+                _ = try? consumer.finish()
+                if let output { unlink(output) }
+                throw error
+            }
             let granted = run.configuration.granted
-            let encoder: VP8Encoder
-            let writer: IVFWriter?
-            do {
-                encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(
-                    targetBitrateKbps: bitrate, framerate: max(1, granted.fps)))
-                writer = try output.map { path throws(CaptureError) in
-                    try IVFWriter(path: path, dimensions: granted.dimensions)
-                }
-            } catch {
-                try? await run.stop()
-                throw error
+            let waiter = Task {
+                for await _ in consumer.completion { return }
             }
-
-            var timestamps: [UInt64] = []
-            var latenciesMs: [Double] = []
-            // Sizes and key-frame flags of the encoded frames; their bytes are kept only when no file is written.
-            var encoded: [(byteCount: Int, isKeyFrame: Bool)] = []
-            var encodedBytes: [[UInt8]] = []
-            var copies: [PlanarImage] = []
-            var copiedBytes = 0
-            var rotations: Set<Int> = []
-            var droppedByEncoder = 0
-            let progress = StandardError.isTerminal && !global.json
-            do {
-                for await frame in run.frames {
-                    timestamps.append(frame.timestampNs)
-                    rotations.insert(frame.rotation.degrees)
-                    guard let result = try encoder.encode(frame) else {
-                        droppedByEncoder += 1
-                        continue
-                    }
-                    latenciesMs.append(Double(MonotonicClock.nowNs() &- frame.timestampNs) / 1e6)
-                    try writer?.write(result)
-                    if copiedBytes < Self.copyBudget {
-                        let copy = PlanarImage(copying: frame.buffer)
-                        copiedBytes += copy.byteCount
-                        copies.append(copy)
-                    }
-                    encoded.append((result.bytes.count, result.isKeyFrame))
-                    if writer == nil { encodedBytes.append(result.bytes) }
-                    if progress {
-                        StandardError.write("\rcapturing: \(timestamps.count) frames, \(encoded.count) encoded")
-                    }
-                    if timestamps.count >= limit { break }
-                    if let deadlineNs, MonotonicClock.nowNs() >= deadlineNs { break }
-                }
-                if progress { StandardError.write("\n") }
-                try writer?.close()
-            } catch {
-                if progress { StandardError.write("\n") }
-                try? await run.stop()
-                throw error
+            // Time limits are also checked here, in case frames stop coming.
+            let timer = Task { [seconds] in
+                guard let seconds else { return }
+                try await Task.sleep(for: .seconds(seconds + 5))
+                waiter.cancel()
             }
-            try await run.stop()
+            await waiter.value
+            timer.cancel()
+            let stopError: (any Error)?
+            do { try await run.stop(); stopError = nil } catch { stopError = error }
+            let record = try consumer.finish()
+            if let stopError { throw stopError }
 
             // Decode the stream back (from the file when one was written) and compare with the captured frames.
             let stream: [[UInt8]] = try output.map { try IVFReader(path: $0).readAll().map(\.bytes) }
-                ?? encodedBytes
+                ?? record.encodedBytes
             let decoder = try VP8Decoder()
             var error = PictureError()
             var compared = 0
@@ -147,27 +121,28 @@ extension CapturerProbe {
             for (index, bytes) in stream.enumerated() {
                 guard let picture = try decoder.decode(bytes) else { continue }
                 decodedCount += 1
-                guard index < copies.count, let frameError = PictureError(PlanarImage(copying: picture), copies[index])
+                guard index < record.copies.count,
+                    let frameError = PictureError(PlanarImage(copying: picture), record.copies[index])
                 else { continue }
                 error = error + frameError
                 compared += 1
             }
 
             let statistics = run.capturer.statistics
-            let timing = TimingSummary(timestampsNs: timestamps)
-            let totalBytes = encoded.map(\.byteCount).reduce(0, +)
-            let streamSeconds = Double(encoded.count) / max(1, granted.fps)
+            let timing = TimingSummary(timestampsNs: record.timestamps)
+            let totalBytes = record.encoded.map(\.byteCount).reduce(0, +)
+            let streamSeconds = Double(record.encoded.count) / max(1, granted.fps)
             let result = Output(
                 device: DeviceSummary(resolved.device), pixelFormat: granted.pixelFormat.fourCC,
                 width: granted.dimensions.width, height: granted.dimensions.height,
                 requestedFps: run.selection.fps, grantedFps: granted.fps, paced: !unpaced,
-                orientation: orientation.rawValue, rotation: rotations.sorted().last ?? run.capturer.rotation.degrees,
+                orientation: orientation.rawValue, rotation: record.rotations.sorted().last ?? run.capturer.rotation.degrees,
                 framesCaptured: statistics.framesCaptured, framesDelivered: statistics.framesDelivered,
-                framesDropped: statistics.framesDropped, framesDroppedByConsumer: run.frames.droppedFrames,
-                framesEncoded: encoded.count, framesDroppedByEncoder: droppedByEncoder,
-                keyFrames: encoded.filter(\.isKeyFrame).count, fps: timing.fps.rounded(places: 3),
+                framesDropped: statistics.framesDropped,
+                framesEncoded: record.encoded.count, framesDroppedByEncoder: record.droppedByEncoder,
+                keyFrames: record.encoded.filter(\.isKeyFrame).count, fps: timing.fps.rounded(places: 3),
                 jitterMs: timing.jitterMs.rounded(places: 3), timing: timing,
-                latencyMs: LatencySummary(samplesMs: latenciesMs), bytes: totalBytes,
+                latencyMs: LatencySummary(samplesMs: record.latenciesMs), bytes: totalBytes,
                 bitrateKbps: streamSeconds > 0 ? (Double(totalBytes) * 8 / 1000 / streamSeconds).rounded(places: 1) : 0,
                 targetBitrateKbps: bitrate, framesDecoded: decodedCount, psnr: error.psnr.rounded(places: 2),
                 psnrY: error.lumaPSNR.rounded(places: 2), psnrFrames: compared, output: output)
@@ -180,8 +155,7 @@ extension CapturerProbe {
                 device:      \(r.device.id) (\(r.device.name))
                 format:      \(r.pixelFormat) \(r.width)x\(r.height) at \(Text.fps(r.grantedFps)) fps\
                 \(r.paced ? "" : " (unpaced)")
-                frames:      \(r.framesCaptured) captured, \(r.framesDelivered) delivered, \(r.framesDropped) dropped \
-                by the capturer, \(r.framesDroppedByConsumer) by the consumer
+                frames:      \(r.framesCaptured) captured, \(r.framesDelivered) delivered, \(r.framesDropped) dropped
                 timing:      \(Text.fps(r.fps)) fps measured, interval \(ms(r.timing.meanIntervalMs)) ms \
                 (min \(ms(r.timing.minIntervalMs)), max \(ms(r.timing.maxIntervalMs))), jitter \(ms(r.jitterMs)) ms
                 rotation:    \(r.rotation)° (orientation \(r.orientation), position \(r.device.position))

@@ -3,25 +3,26 @@ import CaptureCore
 /// A running capture through ``CameraVideoCapturer`` on a resolved device, as `capture` and `snapshot` use it.
 struct CaptureRun {
     let capturer: CameraVideoCapturer
-    let frames: VideoFrameStream
+    /// The frames, when asked for at start.
+    let frames: VideoFrameStream?
     let configuration: CaptureConfiguration
     let selection: FormatSelection
 
     /// Picks the format with the capturer's rules and starts capturing.
     static func start(
         on resolved: ResolvedDevice, request: RequestOptions, output: OutputPixelFormat = .nv12, paced: Bool = true,
-        orientation: DeviceOrientation = .unknown
+        orientation: DeviceOrientation = .unknown, delegate: (any CameraVideoCapturerDelegate)? = nil,
+        stream: Bool = false
     ) async throws -> CaptureRun {
         let selection = try request.select(on: resolved)
         let capturer = CameraVideoCapturer(provider: resolved.provider)
         capturer.outputPixelFormat = output
         capturer.isPaced = paced
         capturer.deviceOrientation = orientation
-        let frames = capturer.frames(bufferingNewest: 8)
+        capturer.delegate = delegate
+        let frames = stream ? capturer.frames(bufferingNewest: 2) : nil
         let configuration = try await capturer.startCapture(
             device: resolved.device, format: selection.format, fps: selection.fps, dimensions: selection.dimensions)
-        // The orientation is applied again now that the capturer knows the camera's position.
-        capturer.deviceOrientation = orientation
         return CaptureRun(capturer: capturer, frames: frames, configuration: configuration, selection: selection)
     }
 

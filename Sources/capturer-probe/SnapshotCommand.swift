@@ -40,14 +40,16 @@ extension CapturerProbe {
             let resolved = try source.resolve()
             guard let format = ImageFileFormat(path: output) else { return }
             try OutputFile.checkWritable(output)
-            let run = try await CaptureRun.start(on: resolved, request: request, output: .i420)
+            let run = try await CaptureRun.start(on: resolved, request: request, output: .i420, stream: true)
             var kept: (image: PlanarImage, rotation: Int)?
             var seen = 0
-            for await frame in run.frames {
-                seen += 1
-                if seen > skip {
-                    kept = (PlanarImage(copying: frame.buffer), frame.rotation.degrees)
-                    break
+            if let frames = run.frames {
+                for await frame in frames {
+                    seen += 1
+                    if seen > skip {
+                        kept = (PlanarImage(copying: frame.buffer), frame.rotation.degrees)
+                        break
+                    }
                 }
             }
             try await run.stop()
