@@ -120,8 +120,9 @@ struct BadInputTests {
     @Test("a busy device: 5", .enabled(if: captureNode != nil, "a V4L2 camera another process can hold"))
     func busy() throws {
         let node = try #require(Self.captureNode)
+        let executable: URL = try #require(Probe.executable)
         let holder = Process()
-        holder.executableURL = try #require(Probe.executable)
+        holder.executableURL = executable
         holder.arguments = ["capture", "--device", node, "--seconds", "4", "--target", "640x480"]
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
