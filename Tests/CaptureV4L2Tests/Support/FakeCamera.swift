@@ -66,6 +66,21 @@ enum FakeCamera {
     }
 }
 
+extension FakeCamera {
+    /// A started session on a fresh fake webcam whose `VIDIOC_DQBUF` plays `script`; `prepare` runs before start.
+    static func streaming(
+        _ script: [FakeV4L2Driver.Dequeue], recorder: EventRecorder = EventRecorder(), stallTimeoutNs: UInt64? = nil,
+        prepare: (FakeV4L2Driver) -> Void = { _ in }
+    ) throws -> (driver: FakeV4L2Driver, recorder: EventRecorder, session: V4L2Session) {
+        let driver = FakeV4L2Driver(devices: ["/dev/video0": webcam()])
+        let session = session(driver, recorder, stallTimeoutNs: stallTimeoutNs)
+        driver.script(script)
+        prepare(driver)
+        try session.start()
+        return (driver, recorder, session)
+    }
+}
+
 /// Records a session's events.
 final class EventRecorder: Sendable {
     struct Events {
