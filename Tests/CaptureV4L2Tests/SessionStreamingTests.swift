@@ -1,4 +1,5 @@
 import CaptureCore
+internal import CV4L2
 import SystemPackage
 import Testing
 
@@ -30,6 +31,24 @@ struct SessionStreamingTests {
         #expect(session.timestampSummary?.driver == true)
         // 4 initial QBUFs plus one per frame: more frames than buffers means every buffer went back to the driver.
         #expect(driver.count("VIDIOC_QBUF") == 4 + 6)
+        #expect(driver.nothingLeaked)
+    }
+
+    @Test("a multi-planar-only node (one plane) is listed and streams")
+    func multiplanar() throws {
+        var device = FakeCamera.webcam()
+        device.deviceCaps = UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE | V4L2_CAP_STREAMING)
+        let driver = FakeV4L2Driver(devices: ["/dev/video0": device])
+        #expect(FakeCamera.backend(driver).devices().map(\.node) == ["/dev/video0"])
+        let recorder = EventRecorder()
+        let session = FakeCamera.session(driver, recorder)
+        driver.script([.frame(fill: 1), .frame(bytesUsed: 10), .frame(fill: 2)])
+        try session.start()
+        #expect(recorder.wait { $0.frameCount == 2 })
+        session.stop()
+        #expect(session.granted.bytesPerLine == 640 * 2 + 64)
+        #expect(recorder.firstLumas == [1, 2])
+        #expect(recorder.drops == [.shortBuffer])
         #expect(driver.nothingLeaked)
     }
 
