@@ -18,7 +18,9 @@ public struct V4L2Backend: Sendable {
     }
 
     /// A backend on `driver` (a fake device in unit tests) converting with `conversion`.
-    init(driver: any V4L2Driver, conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2")) {
+    init(
+        driver: any V4L2Driver, conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2")
+    ) {
         self.scanner = DeviceScanner(driver: driver, canConvert: conversion.canConvert)
         self.conversion = conversion
         self.logger = logger

@@ -58,7 +58,7 @@ final class V4L2Handle {
         do {
             try ioctl(call, request, &entry)
             return true
-        } catch where error.errno == .invalidArgument || error.errno == .inappropriateIOCTLForDevice {
+        } catch  where error.errno == .invalidArgument || error.errno == .inappropriateIOCTLForDevice {
             return false
         }
     }

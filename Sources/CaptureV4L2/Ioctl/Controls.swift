@@ -38,7 +38,7 @@ extension V4L2Handle {
         query.id = id
         do {
             try ioctl("VIDIOC_QUERYCTRL", CV4L2_VIDIOC_QUERYCTRL, &query)
-        } catch where error.errno == .invalidArgument {
+        } catch  where error.errno == .invalidArgument {
             return nil
         }
         return ControlInfo(query)
@@ -70,7 +70,7 @@ extension V4L2Handle {
             menu.index = UInt32(bitPattern: index)
             do {
                 try ioctl("VIDIOC_QUERYMENU", CV4L2_VIDIOC_QUERYMENU, &menu)
-            } catch where error.errno == .invalidArgument {
+            } catch  where error.errno == .invalidArgument {
                 continue
             }
             items[index] = cString(menu.name)
@@ -89,7 +89,7 @@ extension V4L2Handle {
     func optionalControlValue(_ id: UInt32) throws(V4L2Error) -> Int32? {
         do {
             return try controlValue(id)
-        } catch where error.errno == .invalidArgument {
+        } catch  where error.errno == .invalidArgument {
             return nil
         }
     }

@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 
 /// A single-plane image format as the driver reports it (`struct v4l2_pix_format`, or plane 0 of
 /// `struct v4l2_pix_format_mplane`).

@@ -5,7 +5,7 @@ import SystemPackage
 @testable import CaptureV4L2
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ready-made fake devices, a fake converter and an event recorder for the backend's unit tests.

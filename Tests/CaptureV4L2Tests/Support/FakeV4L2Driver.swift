@@ -1,12 +1,12 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 import Synchronization
 import SystemPackage
 
 @testable import CaptureV4L2
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A scripted V4L2 device behind the driver seam: it answers the ioctls the backend makes from a device model,
@@ -83,7 +83,8 @@ final class FakeV4L2Driver: V4L2Driver {
         var bufferLength = 0
         var queued: [Int] = []
         var streaming = false
-        var format = ImageFormat(pixelFormat: .yuyv, dimensions: Dimensions(width: 0, height: 0), bytesPerLine: 0, sizeImage: 0)
+        var format = ImageFormat(
+            pixelFormat: .yuyv, dimensions: Dimensions(width: 0, height: 0), bytesPerLine: 0, sizeImage: 0)
         var interval = FrameInterval(numerator: 1, denominator: 30)
         var offsets: [Int: UInt] = [:]
         /// The sizes ENUM_FRAMEINTERVALS was asked about.
@@ -214,7 +215,8 @@ final class FakeV4L2Driver: V4L2Driver {
     static let names: [UInt: String] = [
         CV4L2_VIDIOC_QUERYCAP: "VIDIOC_QUERYCAP", CV4L2_VIDIOC_ENUM_FMT: "VIDIOC_ENUM_FMT",
         CV4L2_VIDIOC_ENUM_FRAMESIZES: "VIDIOC_ENUM_FRAMESIZES",
-        CV4L2_VIDIOC_ENUM_FRAMEINTERVALS: "VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_S_FMT: "VIDIOC_S_FMT", CV4L2_VIDIOC_TRY_FMT: "VIDIOC_TRY_FMT", CV4L2_VIDIOC_G_PARM: "VIDIOC_G_PARM",
+        CV4L2_VIDIOC_ENUM_FRAMEINTERVALS: "VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_S_FMT: "VIDIOC_S_FMT",
+        CV4L2_VIDIOC_TRY_FMT: "VIDIOC_TRY_FMT", CV4L2_VIDIOC_G_PARM: "VIDIOC_G_PARM",
         CV4L2_VIDIOC_S_PARM: "VIDIOC_S_PARM", CV4L2_VIDIOC_REQBUFS: "VIDIOC_REQBUFS",
         CV4L2_VIDIOC_QUERYBUF: "VIDIOC_QUERYBUF", CV4L2_VIDIOC_QBUF: "VIDIOC_QBUF", CV4L2_VIDIOC_DQBUF: "VIDIOC_DQBUF",
         CV4L2_VIDIOC_STREAMON: "VIDIOC_STREAMON", CV4L2_VIDIOC_STREAMOFF: "VIDIOC_STREAMOFF",
@@ -232,7 +234,8 @@ final class FakeV4L2Driver: V4L2Driver {
             setCString(&cap.pointee.driver, device.driver)
             setCString(&cap.pointee.card, device.card)
             setCString(&cap.pointee.bus_info, device.bus)
-            cap.pointee.capabilities = device.capabilities | (device.deviceCaps == nil ? 0 : UInt32(V4L2_CAP_DEVICE_CAPS))
+            cap.pointee.capabilities =
+                device.capabilities | (device.deviceCaps == nil ? 0 : UInt32(V4L2_CAP_DEVICE_CAPS))
             cap.pointee.device_caps = device.deviceCaps ?? 0
         case "VIDIOC_ENUM_FMT":
             let desc = argument.assumingMemoryBound(to: v4l2_fmtdesc.self)
@@ -276,7 +279,8 @@ final class FakeV4L2Driver: V4L2Driver {
                 entry.pointee.discrete = list[index].fraction
             case .stepwise(let min, let max, let step) where index == 0:
                 entry.pointee.type = V4L2_FRMIVAL_TYPE_STEPWISE.rawValue
-                entry.pointee.stepwise = v4l2_frmival_stepwise(min: min.fraction, max: max.fraction, step: step.fraction)
+                entry.pointee.stepwise = v4l2_frmival_stepwise(
+                    min: min.fraction, max: max.fraction, step: step.fraction)
             case .continuous(let min, let max) where index == 0:
                 entry.pointee.type = V4L2_FRMIVAL_TYPE_CONTINUOUS.rawValue
                 entry.pointee.stepwise = v4l2_frmival_stepwise(
@@ -293,9 +297,11 @@ final class FakeV4L2Driver: V4L2Driver {
             guard let fake = device.formats.first(where: { $0.pixelFormat.rawValue == requested }) else {
                 return .invalidArgument
             }
-            let size = device.grantedSize
+            let size =
+                device.grantedSize
                 ?? (multiplanar
-                    ? Dimensions(width: Int(format.pointee.fmt.pix_mp.width), height: Int(format.pointee.fmt.pix_mp.height))
+                    ? Dimensions(
+                        width: Int(format.pointee.fmt.pix_mp.width), height: Int(format.pointee.fmt.pix_mp.height))
                     : Dimensions(width: Int(format.pointee.fmt.pix.width), height: Int(format.pointee.fmt.pix.height)))
             let bytesPerLine = size.width * fake.bytesPerPixel + 64  // Padded rows, to check bytes per line is used.
             if multiplanar {
@@ -363,12 +369,15 @@ final class FakeV4L2Driver: V4L2Driver {
                 let buffer = argument.assumingMemoryBound(to: v4l2_buffer.self)
                 buffer.pointee.index = UInt32(index)
                 if device.isMultiplanar {
-                    guard buffer.pointee.length == 1, let plane = buffer.pointee.m.planes else { return .invalidArgument }
+                    guard buffer.pointee.length == 1, let plane = buffer.pointee.m.planes else {
+                        return .invalidArgument
+                    }
                     plane.pointee.bytesused = UInt32(bytesUsed ?? state.bufferLength)
                 } else {
                     buffer.pointee.bytesused = UInt32(bytesUsed ?? state.bufferLength)
                 }
-                buffer.pointee.flags = (error ? UInt32(V4L2_BUF_FLAG_ERROR) : 0)
+                buffer.pointee.flags =
+                    (error ? UInt32(V4L2_BUF_FLAG_ERROR) : 0)
                     | (timestampNs == nil ? 0 : UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC))
                 if let timestampNs {
                     buffer.pointee.timestamp = timeval(
