@@ -177,6 +177,10 @@ struct VividGuestTests {
         let trimmed = Array(theirs.reversed().drop { $0.isEmpty }.reversed())
         print("vivid: \(described.pixelFormats.count) pixel formats, \(described.formats.count) (format, size) entries")
         #expect(ours.count == trimmed.count)
+        // The same text through CaptureCore's parser gives back exactly the formats we enumerated.
+        let parsed = try V4L2FormatList.parse(theirs.joined(separator: "\n"))
+        #expect(parsed.pixelFormats == described.pixelFormats)
+        #expect(parsed.formats == described.formats)
         for (line, (mine, reference)) in zip(ours, trimmed).enumerated() where mine != reference {
             Issue.record("line \(line + 1): ours \"\(mine)\" vs v4l2-ctl \"\(reference)\"")
             break
