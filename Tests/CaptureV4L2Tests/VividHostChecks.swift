@@ -1,0 +1,71 @@
+import CaptureTestSupport
+import Foundation
+import Testing
+
+/// Host-side checks on what the vivid guest left in `.build/vivid-out` (run `Scripts/test-vivid` first).
+///
+/// The suite's name avoids the word the guest's `--filter` selects, so it only runs on the host.
+@Suite("Guest artifacts")
+struct GuestArtifactChecks {
+    private static let width = 640
+    private static let height = 480
+
+    @Test(
+        "The v4l2-ctl reference artifacts are well formed",
+        .enabled("run Scripts/test-vivid first") {
+            VividArtifacts.available(
+                VividArtifacts.referenceYUYV, VividArtifacts.referenceFormats, for: "reference artifacts")
+        }
+    )
+    func referenceArtifacts() throws {
+        let frame = try VividArtifacts.read(VividArtifacts.referenceYUYV)
+        #expect(frame.count == Self.width * Self.height * 2)
+        let formats = String(decoding: try VividArtifacts.read(VividArtifacts.referenceFormats), as: UTF8.self)
+        #expect(formats.contains("'YUYV'"))
+        #expect(formats.contains("Size: Discrete 640x480"))
+    }
+
+    @Test(
+        "Our NV12 frame matches v4l2-ctl's YUYV frame converted by ffmpeg (PSNR >= 40 dB)",
+        .enabled("needs ffmpeg") { VividFFmpeg.available(for: "PSNR against ffmpeg") },
+        .enabled("run Scripts/test-vivid with the vivid guest suites first") {
+            VividArtifacts.available(
+                VividArtifacts.oursNV12, VividArtifacts.referenceYUYV, for: "PSNR against ffmpeg")
+        }
+    )
+    func oursMatchesFFmpegReference() throws {
+        let ours = try VividArtifacts.read(VividArtifacts.oursNV12)
+        let reference = try VividFFmpeg.convertRaw(
+            VividArtifacts.url(VividArtifacts.referenceYUYV),
+            from: "yuyv422", width: Self.width, height: Self.height, to: "nv12")
+        let psnr = try #require(VividPSNR(nv12: ours, reference, width: Self.width, height: Self.height))
+        print("Guest artifacts: PSNR ours vs ffmpeg(v4l2-ctl): Y \(psnr.luma) dB, UV \(psnr.chroma) dB, all \(psnr.combined) dB")
+        #expect(psnr.luma >= 40)
+        #expect(psnr.chroma >= 40)
+        #expect(psnr.combined >= 40)
+    }
+
+    @Test(
+        "capturer-probe formats prints exactly what v4l2-ctl --list-formats-ext prints",
+        .enabled("needs capturer-probe in the guest") {
+            VividArtifacts.available(
+                VividArtifacts.probeFormats, VividArtifacts.referenceFormats, for: "probe formats")
+        }
+    )
+    func probeFormatsMatchV4L2Ctl() throws {
+        let probe = try VividArtifacts.read(VividArtifacts.probeFormats)
+        let reference = try VividArtifacts.read(VividArtifacts.referenceFormats)
+        let identical = probe == reference
+        var difference = ""
+        if !identical {
+            let ours = String(decoding: probe, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let theirs = String(decoding: reference, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let line = zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? min(ours.count, theirs.count)
+            let got = line < ours.count ? String(ours[line]) : "<end of file>"
+            let want = line < theirs.count ? String(theirs[line]) : "<end of file>"
+            difference = "first difference at line \(line + 1): probe \"\(got)\", v4l2-ctl \"\(want)\""
+        }
+        #expect(identical, "probe-formats.txt differs from v4l2ctl-formats.txt: \(difference)")
+    }
+}
