@@ -1,0 +1,384 @@
+public import Logging
+import Synchronization
+
+/// Captures frames from a camera and hands them, timestamped and tagged with their rotation, to a delegate and to
+/// asynchronous streams: the Linux counterpart of WebRTC's `RTCCameraVideoCapturer`.
+///
+/// ```swift
+/// let capturer = CameraVideoCapturer(delegate: self, provider: .system)
+/// try await capturer.startCapture(target: Dimensions(width: 1280, height: 720))
+/// capturer.deviceOrientation = .portrait
+/// …
+/// await capturer.stopCapture()
+/// ```
+///
+/// The capturer lists the provider's cameras, picks one by position, a format by nearest size (then frame rate, then
+/// pixel-format preference) and a frame rate (the format's highest up to a limit, 30 by default) — see
+/// ``CaptureRules`` — and delivers NV12 (default) or I420 frames from pooled buffers. All members are thread-safe.
+public final class CameraVideoCapturer: Sendable {
+    private struct Stream {
+        var continuation: AsyncStream<VideoFrame>.Continuation
+        var drops: DropCounter
+    }
+
+    private struct State {
+        weak var delegate: (any CameraVideoCapturerDelegate)?
+        var phase: CaptureState = .idle
+        /// Bumped at every start and stop, so that events from an earlier session are ignored.
+        var generation: UInt64 = 0
+        var session: (any CaptureSession)?
+        var cleanup: Task<Void, Never>?
+        var configuration: CaptureConfiguration?
+        var orientation: DeviceOrientation = .unknown
+        var orientationRotation: VideoRotation = .degrees0
+        var position: CameraPosition?
+        var sensorRotation: VideoRotation = .degrees0
+        var output: OutputPixelFormat = .nv12
+        var bufferCount = 4
+        var paced = true
+        var lastTimestamp: UInt64?
+        var sequence: UInt64 = 0
+        var statistics = CaptureStatistics()
+        var streams: [UInt64: Stream] = [:]
+        var nextStreamID: UInt64 = 0
+
+        var isActive: Bool {
+            switch phase {
+            case .starting, .running: true
+            default: false
+            }
+        }
+
+        var frameRotation: VideoRotation { orientationRotation.adding(sensorRotation) }
+    }
+
+    /// The cameras this capturer can use.
+    public let provider: CameraProvider
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// Creates a capturer. `provider` lists the cameras (``CameraProvider/builtIn`` has the synthetic camera only;
+    /// the V4L2 module's `CameraProvider.system` has the real cameras, with the synthetic one as a fallback).
+    public init(
+        delegate: (any CameraVideoCapturerDelegate)? = nil, provider: CameraProvider = .builtIn,
+        logger: Logger = Logger(label: "CameraCapture")
+    ) {
+        var initial = State()
+        initial.delegate = delegate
+        self.provider = provider
+        self.logger = logger
+        self.state = Mutex(initial)
+    }
+
+    // MARK: Settings and status
+
+    /// Receives frames and events (held weakly).
+    public var delegate: (any CameraVideoCapturerDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    /// The cameras the provider offers now.
+    public func captureDevices() -> [CaptureDevice] { provider.devices() }
+
+    /// The current state.
+    public var captureState: CaptureState { state.withLock { $0.phase } }
+
+    /// What the running (or last) capture uses.
+    public var configuration: CaptureConfiguration? { state.withLock { $0.configuration } }
+
+    /// Counters since the last start.
+    public var statistics: CaptureStatistics { state.withLock { $0.statistics } }
+
+    /// The orientation of the device holding the camera; sets the rotation of the following frames
+    /// (``CaptureRules/rotation(for:position:previous:)``). Face up, face down and unknown keep the previous rotation.
+    public var deviceOrientation: DeviceOrientation {
+        get { state.withLock { $0.orientation } }
+        set {
+            state.withLock { state in
+                state.orientation = newValue
+                if let position = state.position {
+                    state.orientationRotation = CaptureRules.rotation(
+                        for: newValue, position: position, previous: state.orientationRotation)
+                }
+            }
+        }
+    }
+
+    /// The rotation carried by the frames now: the orientation-derived rotation plus the sensor's mounting rotation.
+    public var rotation: VideoRotation { state.withLock { $0.frameRotation } }
+
+    /// The layout of delivered frames (NV12 by default); takes effect at the next start.
+    public var outputPixelFormat: OutputPixelFormat {
+        get { state.withLock { $0.output } }
+        set { state.withLock { $0.output = newValue } }
+    }
+
+    /// How many driver buffers a V4L2 capture queues (4 by default; fewer means less latency); next start.
+    public var bufferCount: Int {
+        get { state.withLock { $0.bufferCount } }
+        set { state.withLock { $0.bufferCount = min(max(newValue, 2), 32) } }
+    }
+
+    /// Whether the synthetic, recorded and file cameras pace frames at the frame rate (default), or deliver them as
+    /// fast as the delegate takes them (for throughput runs); next start.
+    public var isPaced: Bool {
+        get { state.withLock { $0.paced } }
+        set { state.withLock { $0.paced = newValue } }
+    }
+
+    /// What the rules pick on `device` for `request`, among the formats its backend can convert.
+    public func selectFormat(on device: CaptureDevice, for request: FormatRequest) -> FormatSelection? {
+        CaptureRules.selectFormat(from: device.formats, for: request) { provider.canConvert($0, on: device) }
+    }
+
+    /// The device the rules pick for `position`: the first at that position, else the first; devices with no
+    /// convertible format are skipped.
+    public func selectDevice(position: CameraPosition = .front) -> CaptureDevice? {
+        let usable = captureDevices().filter { device in
+            device.formats.contains { provider.canConvert($0.pixelFormat, on: device) }
+        }
+        return CaptureRules.selectDevice(from: usable, position: position) { _ in true }
+    }
+
+    // MARK: Frames as a stream
+
+    /// Frames as an asynchronous sequence that keeps only the newest `bufferingNewest` frames when the consumer is
+    /// slow (counting what it dropped) and ends when capture stops. Create it before or after starting.
+    public func frames(bufferingNewest: Int = 2) -> VideoFrameStream {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: VideoFrame.self, bufferingPolicy: .bufferingNewest(max(1, bufferingNewest)))
+        let drops = DropCounter()
+        let id = state.withLock { state in
+            defer { state.nextStreamID += 1 }
+            state.streams[state.nextStreamID] = Stream(continuation: continuation, drops: drops)
+            return state.nextStreamID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
+        }
+        return VideoFrameStream(stream: stream, drops: drops)
+    }
+
+    // MARK: Start and stop
+
+    /// Starts capturing from `device` in `format` at `fps`. For a format with a size range, `dimensions` picks the
+    /// size (default: the size nearest 1280x720 in the range).
+    ///
+    /// - Returns: what the device granted (the frame rate may differ from `fps`).
+    /// - Throws: ``CaptureError``: `invalidState` when already capturing, `formatNotSupported` for a format the device
+    ///   does not list, or the backend's error (device not found, busy, permission denied, …).
+    @discardableResult
+    public func startCapture(
+        device: CaptureDevice, format: CaptureFormat, fps: Double, dimensions: Dimensions? = nil
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        guard let backend = provider.backend(for: device) else {
+            throw CaptureError(.deviceNotFound, "no backend serves \(device.kind.rawValue) devices", device: device.id)
+        }
+        guard device.formats.contains(format) else {
+            throw CaptureError(.formatNotSupported, "\(device.name) does not offer \(format)", device: device.id)
+        }
+        guard backend.canConvert(format.pixelFormat) else {
+            throw CaptureError(.noUsableFormat, "frames in \(format.pixelFormat) cannot be converted", device: device.id)
+        }
+        guard fps.isFinite, fps > 0 else {
+            throw CaptureError(.invalidArgument, "frame rate must be positive, not \(fps)", device: device.id)
+        }
+        let size = dimensions.map { format.size.nearest(to: $0) }
+            ?? format.size.nearest(to: Dimensions(width: 1280, height: 720))
+        if let dimensions, !format.size.contains(dimensions) {
+            throw CaptureError(.formatNotSupported, "\(format) does not offer \(dimensions)", device: device.id)
+        }
+        return try await start(backend: backend, device: device, format: format, size: size, fps: fps)
+    }
+
+    /// Starts capturing with the rules: picks the device at `position` (else the first), the format nearest
+    /// `target`, and the frame rate up to `fpsLimit`.
+    @discardableResult
+    public func startCapture(
+        target: Dimensions, position: CameraPosition = .front, fpsLimit: Double = 30,
+        preference: [PixelFormat] = PixelFormat.defaultPreference
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        guard let device = selectDevice(position: position) else {
+            throw CaptureError(.deviceNotFound, "no camera with a usable format was found")
+        }
+        return try await startCapture(device: device, target: target, fpsLimit: fpsLimit, preference: preference)
+    }
+
+    /// Starts capturing from `device`, with the rules picking the format nearest `target` and the frame rate.
+    @discardableResult
+    public func startCapture(
+        device: CaptureDevice, target: Dimensions, fpsLimit: Double = 30,
+        preference: [PixelFormat] = PixelFormat.defaultPreference
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        let request = FormatRequest(target: target, fpsLimit: fpsLimit, preference: preference)
+        guard let selection = selectFormat(on: device, for: request) else {
+            throw CaptureError(.noUsableFormat, "\(device.name) offers no format the capturer can convert",
+                               device: device.id)
+        }
+        return try await startCapture(
+            device: device, format: selection.format, fps: selection.fps, dimensions: selection.dimensions)
+    }
+
+    private func start(
+        backend: any CameraBackend, device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        let pendingCleanup = state.withLock { state -> Task<Void, Never>? in
+            defer { state.cleanup = nil }
+            return state.cleanup
+        }
+        await pendingCleanup?.value
+
+        let prepared = state.withLock { state -> Result<(UInt64, CaptureSessionConfiguration), CaptureError> in
+            guard !state.isActive, !(state.phase == .stopping) else {
+                return .failure(CaptureError(.invalidState, "capture is \(state.phase); stop it first",
+                                             device: device.id))
+            }
+            state.phase = .starting
+            state.generation += 1
+            state.statistics = CaptureStatistics()
+            state.lastTimestamp = nil
+            state.sequence = 0
+            state.position = device.position
+            state.sensorRotation = device.sensorRotation
+            state.orientationRotation = CaptureRules.rotation(
+                for: state.orientation, position: device.position, previous: state.orientationRotation)
+            let configuration = CaptureSessionConfiguration(
+                device: device, format: format, dimensions: size, fps: fps, output: state.output,
+                bufferCount: state.bufferCount, paced: state.paced)
+            return .success((state.generation, configuration))
+        }
+        let (generation, sessionConfiguration) = try prepared.get()
+
+        let events = CaptureSessionEvents(
+            frame: { [weak self] buffer, timestamp in self?.deliver(buffer, timestamp, generation) },
+            dropped: { [weak self] reason in self?.dropped(reason, generation) },
+            ended: { [weak self] error in self?.ended(error, generation) })
+        let session: any CaptureSession
+        do {
+            session = try backend.makeSession(sessionConfiguration, events: events)
+            state.withLock { $0.session = session }
+            try session.start()
+        } catch {
+            logger.debug("capture start failed", metadata: ["device": "\(device.id)", "error": "\(error)"])
+            state.withLock { state in
+                guard state.generation == generation else { return }
+                state.session = nil
+                state.phase = .failed(error)
+            }
+            throw error
+        }
+        let configuration = CaptureConfiguration(
+            device: device, format: format, requestedDimensions: size, requestedFPS: fps, granted: session.granted,
+            output: sessionConfiguration.output)
+        let stillOurs = state.withLock { state -> Bool in
+            guard state.generation == generation, case .starting = state.phase else { return false }
+            state.phase = .running
+            state.configuration = configuration
+            return true
+        }
+        guard stillOurs else {
+            session.stop()
+            throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
+        }
+        logger.debug(
+            "capture started",
+            metadata: [
+                "device": "\(device.id)", "format": "\(format.pixelFormat)",
+                "size": "\(configuration.granted.dimensions)", "fps": "\(configuration.granted.fps)",
+            ])
+        return configuration
+    }
+
+    /// Stops capturing and releases the device. Returns once no more frames will be delivered; the frame streams end.
+    /// Calling it when idle does nothing; after a failure it returns the capturer to idle.
+    public func stopCapture() async {
+        let taken = state.withLock { state -> (session: (any CaptureSession)?, cleanup: Task<Void, Never>?)? in
+            let cleanup = state.cleanup
+            state.cleanup = nil
+            switch state.phase {
+            case .starting, .running:
+                state.phase = .stopping
+                state.generation += 1
+                defer { state.session = nil }
+                return (state.session, cleanup)
+            case .failed:
+                state.phase = .idle
+                return (nil, cleanup)
+            case .idle, .stopping:
+                return cleanup.map { (nil, $0) }
+            }
+        }
+        guard let taken else { return }
+        await taken.cleanup?.value
+        guard let session = taken.session else { return }
+        session.stop()
+        let (streams, delegate) = state.withLock { state in
+            state.phase = .idle
+            defer { state.streams = [:] }
+            return (state.streams, state.delegate)
+        }
+        for stream in streams.values { stream.continuation.finish() }
+        logger.debug("capture stopped")
+        delegate?.capturer(self, didStopWith: nil)
+    }
+
+    // MARK: Events from the session (capture thread)
+
+    private func deliver(_ buffer: VideoFrameBuffer, _ timestamp: UInt64, _ generation: UInt64) {
+        let taken = state.withLock { state -> (VideoFrame, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
+            guard state.generation == generation, state.isActive else { return nil }
+            state.statistics.framesCaptured += 1
+            var timestamp = timestamp
+            if let last = state.lastTimestamp, timestamp <= last {
+                timestamp = last + 1
+                state.statistics.timestampsAdjusted += 1
+            }
+            state.lastTimestamp = timestamp
+            let frame = VideoFrame(
+                buffer: buffer, rotation: state.frameRotation, timestampNs: timestamp, sequenceNumber: state.sequence)
+            state.sequence += 1
+            state.statistics.framesDelivered += 1
+            return (frame, state.delegate, state.streams)
+        }
+        guard let (frame, delegate, streams) = taken else { return }
+        delegate?.capturer(self, didCapture: frame)
+        for stream in streams.values {
+            if case .dropped = stream.continuation.yield(frame) { stream.drops.increment() }
+        }
+    }
+
+    private func dropped(_ reason: FrameDropReason, _ generation: UInt64) {
+        let delegate = state.withLock { state -> (any CameraVideoCapturerDelegate)?? in
+            guard state.generation == generation, state.isActive else { return nil }
+            state.statistics.count(reason)
+            return .some(state.delegate)
+        }
+        guard let delegate else { return }
+        delegate?.capturer(self, didDropFrameFor: reason)
+    }
+
+    private func ended(_ error: CaptureError?, _ generation: UInt64) {
+        let taken = state.withLock { state -> ((any CaptureSession)?, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
+            guard state.generation == generation, state.isActive else { return nil }
+            state.phase = error.map { .failed($0) } ?? .idle
+            let session = state.session
+            state.session = nil
+            let streams = state.streams
+            state.streams = [:]
+            if let session {
+                // Release the device off the capture thread, which is the one calling us.
+                state.cleanup = Task.detached { session.stop() }
+            }
+            return (session, state.delegate, streams)
+        }
+        guard let (_, delegate, streams) = taken else { return }
+        if let error {
+            logger.info("capture failed", metadata: ["error": "\(error)"])
+        } else {
+            logger.debug("capture reached the end of its source")
+        }
+        for stream in streams.values { stream.continuation.finish() }
+        delegate?.capturer(self, didStopWith: error)
+    }
+}
