@@ -26,7 +26,7 @@ package enum VividArtifacts {
     }
 
     /// Whether every named artifact exists; when one is missing, prints a loud note naming `test` and the reason.
-    package static func available(_ names: String..., for test: String) -> Bool {
+    package static func available(_ names: [String], for test: String) -> Bool {
         guard FileManager.default.fileExists(atPath: directory.path) else {
             print("SKIPPED (\(test)): no \(directory.path): run Scripts/test-vivid first")
             return false

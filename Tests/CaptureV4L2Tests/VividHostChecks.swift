@@ -2,6 +2,12 @@ import CaptureTestSupport
 import Foundation
 import Testing
 
+/// Enables a test only when the vivid guest left every one of `names`; otherwise skips it with `reason` and a
+/// printed note naming `test`.
+private func needsArtifacts(_ names: [String], for test: String, _ reason: Comment) -> ConditionTrait {
+    .enabled(reason) { VividArtifacts.available(names, for: test) }
+}
+
 /// Host-side checks on what the vivid guest left in `.build/vivid-out` (run `Scripts/test-vivid` first).
 ///
 /// Host only: `Scripts/vivid-guest.sh` skips this suite by its type name (the guest filter matches file names too).
@@ -12,10 +18,9 @@ struct GuestArtifactChecks {
 
     @Test(
         "The v4l2-ctl reference artifacts are well formed",
-        .enabled("run Scripts/test-vivid first") {
-            VividArtifacts.available(
-                VividArtifacts.referenceYUYV, VividArtifacts.referenceFormats, for: "reference artifacts")
-        }
+        needsArtifacts(
+            [VividArtifacts.referenceYUYV, VividArtifacts.referenceFormats], for: "reference artifacts",
+            "run Scripts/test-vivid first")
     )
     func referenceArtifacts() throws {
         let frame = try VividArtifacts.read(VividArtifacts.referenceYUYV)
@@ -28,10 +33,9 @@ struct GuestArtifactChecks {
     @Test(
         "Our NV12 frame matches v4l2-ctl's YUYV frame converted by ffmpeg (PSNR >= 40 dB)",
         .enabled("needs ffmpeg") { VividFFmpeg.available(for: "PSNR against ffmpeg") },
-        .enabled("run Scripts/test-vivid with the vivid guest suites first") {
-            VividArtifacts.available(
-                VividArtifacts.oursNV12, VividArtifacts.referenceYUYV, for: "PSNR against ffmpeg")
-        }
+        needsArtifacts(
+            [VividArtifacts.oursNV12, VividArtifacts.referenceYUYV], for: "PSNR against ffmpeg",
+            "run Scripts/test-vivid with the vivid guest suites first")
     )
     func oursMatchesFFmpegReference() throws {
         let ours = try VividArtifacts.read(VividArtifacts.oursNV12)
@@ -47,10 +51,9 @@ struct GuestArtifactChecks {
 
     @Test(
         "capturer-probe formats prints exactly what v4l2-ctl --list-formats-ext prints",
-        .enabled("needs capturer-probe in the guest") {
-            VividArtifacts.available(
-                VividArtifacts.probeFormats, VividArtifacts.referenceFormats, for: "probe formats")
-        }
+        needsArtifacts(
+            [VividArtifacts.probeFormats, VividArtifacts.referenceFormats], for: "probe formats",
+            "needs capturer-probe in the guest")
     )
     func probeFormatsMatchV4L2Ctl() throws {
         let probe = try VividArtifacts.read(VividArtifacts.probeFormats)
