@@ -5,7 +5,7 @@ public import Logging
 ///
 /// Lists every `/dev/video*` node that is a streaming video-capture node (single- or multi-planar, judged by its
 /// `device_caps`) and offers at least one pixel format the capturer can convert, which leaves out UVC metadata
-/// nodes and raw ISP nodes. Use it through ``CaptureCore/CameraProvider/system``, or directly to inspect nodes with
+/// nodes and raw ISP nodes. Use it through `CameraProvider.system`, or directly to inspect nodes with
 /// ``listNodes()`` and ``describe(node:)``.
 public struct V4L2Backend: Sendable {
     let scanner: DeviceScanner
@@ -18,13 +18,15 @@ public struct V4L2Backend: Sendable {
     }
 
     /// A backend on `driver` (a fake device in unit tests) converting with `conversion`.
-    init(driver: any V4L2Driver, conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2")) {
+    init(
+        driver: any V4L2Driver, conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2")
+    ) {
         self.scanner = DeviceScanner(driver: driver, canConvert: conversion.canConvert)
         self.conversion = conversion
         self.logger = logger
     }
 
-    /// ``CaptureDevice/Kind-swift.enum/v4l2``.
+    /// `CaptureDevice.Kind.v4l2`.
     public var kind: CaptureDevice.Kind { .v4l2 }
 
     /// The usable capture devices, sorted by node number.
@@ -45,7 +47,7 @@ public struct V4L2Backend: Sendable {
     /// The full description of one node: every pixel format (in driver order, including ones the capturer cannot
     /// convert), every size and every frame interval, as the driver enumerates them.
     ///
-    /// - Throws: ``CaptureError`` with code `deviceNotFound`, `permissionDenied` (with how to fix it),
+    /// - Throws: `CaptureError` with code `deviceNotFound`, `permissionDenied` (with how to fix it),
     ///   `notACaptureDevice`, or the driver error of a failed call.
     public static func describe(node: String) throws(CaptureError) -> CaptureDevice {
         try V4L2Backend().scanner.describe(node)

@@ -1,10 +1,14 @@
 public import CaptureCore
 
 /// The time base an ``IVFWriter`` stamps frames with.
+///
+/// ``frameIndex(fps:)`` is what vpxenc writes and what every tool plays back frame for frame. ``clock90kHz`` keeps the
+/// real capture timing; vpxdec ignores it, but ffmpeg's constant-rate outputs (for example `-f rawvideo`) then
+/// duplicate or drop frames to follow the timing unless run with `-fps_mode passthrough`.
 public enum IVFTimebase: Sendable, Hashable, Codable {
     /// 1/90000 s ticks, pts = capture time since the first frame on the 90 kHz RTP clock (keeps real timing).
     case clock90kHz
-    /// 1/fps s ticks, pts = the frame's index (what vpxenc writes for constant-rate input).
+    /// 1/fps s ticks, pts = the frame's index (what vpxenc writes; constant rate).
     case frameIndex(fps: Int)
 
     var rate: UInt32 {
@@ -36,7 +40,9 @@ public final class IVFWriter {
     ///
     /// - Throws: ``CaptureError`` `ioFailure` when the file cannot be created or written, `invalidArgument` for a size
     ///   an IVF header cannot hold (above 65535 a side).
-    public init(path: String, dimensions: Dimensions, timebase: IVFTimebase = .clock90kHz) throws(CaptureError) {
+    public init(
+        path: String, dimensions: Dimensions, timebase: IVFTimebase = .frameIndex(fps: 30)
+    ) throws(CaptureError) {
         guard (1...65535).contains(dimensions.width), (1...65535).contains(dimensions.height) else {
             throw CaptureError(.invalidArgument, "IVF cannot describe \(dimensions) frames", device: path)
         }

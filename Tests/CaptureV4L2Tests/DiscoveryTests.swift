@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 import SystemPackage
 import Testing
 
@@ -56,7 +56,8 @@ struct DiscoveryTests {
         ])
         driver.link("usb-Acme_Cam_123-video-index0", to: "/dev/video0")
         let devices = FakeCamera.backend(driver).devices()
-        #expect(devices.map(\.id) == ["usb-Acme_Cam_123-video-index0", "platform:vivid-000", "platform:vivid-000#video4"])
+        #expect(
+            devices.map(\.id) == ["usb-Acme_Cam_123-video-index0", "platform:vivid-000", "platform:vivid-000#video4"])
         #expect(try FakeCamera.backend(driver).scanner.describe("/dev/video4").id == "platform:vivid-000#video4")
         #expect(driver.nothingLeaked)
     }

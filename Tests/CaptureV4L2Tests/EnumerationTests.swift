@@ -37,7 +37,8 @@ struct EnumerationTests {
     @Test("a stepwise size range is one entry; its intervals are enumerated at the largest size")
     func stepwiseSizes() throws {
         var device = FakeCamera.webcam()
-        let min = Dimensions(width: 16, height: 16), max = Dimensions(width: 1920, height: 1080)
+        let min = Dimensions(width: 16, height: 16)
+        let max = Dimensions(width: 1920, height: 1080)
         let step = Dimensions(width: 2, height: 2)
         device.formats = [
             .init(
@@ -64,7 +65,8 @@ struct EnumerationTests {
     @Test("continuous sizes with continuous intervals")
     func continuous() throws {
         var device = FakeCamera.webcam()
-        let min = Dimensions(width: 48, height: 32), max = Dimensions(width: 4096, height: 2160)
+        let min = Dimensions(width: 48, height: 32)
+        let max = Dimensions(width: 4096, height: 2160)
         device.formats = [
             .init(
                 pixelFormat: .yuyv, description: "YUYV",
@@ -84,10 +86,14 @@ struct EnumerationTests {
     @Test("a size with no interval listed reports no rates, not a guessed one")
     func noIntervals() throws {
         var device = FakeCamera.webcam()
-        device.formats = [.init(pixelFormat: .yuyv, description: "YUYV", sizes: .discrete([(FakeCamera.vga, .discrete([]))]))]
+        device.formats = [
+            .init(pixelFormat: .yuyv, description: "YUYV", sizes: .discrete([(FakeCamera.vga, .discrete([]))]))
+        ]
         let driver = FakeV4L2Driver(devices: ["/dev/video0": device])
         let described = try FakeCamera.backend(driver).scanner.describe("/dev/video0")
-        #expect(described.formats == [CaptureFormat(pixelFormat: .yuyv, size: .discrete(FakeCamera.vga), frameRates: .none)])
+        #expect(
+            described.formats == [CaptureFormat(pixelFormat: .yuyv, size: .discrete(FakeCamera.vga), frameRates: .none)]
+        )
         #expect(!driver.calls.contains("VIDIOC_TRY_FMT"))
     }
 }

@@ -1,3 +1,4 @@
+internal import CV4L2
 import CaptureCore
 import SystemPackage
 import Testing
@@ -17,14 +18,11 @@ struct SessionStreamingTests {
 
     @Test("frames are converted, re-queued and delivered with the driver's timestamps; EAGAIN delivers nothing")
     func delivery() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder()
-        let session = FakeCamera.session(driver, recorder)
         let stamps = Self.recentTimestamps(6)
-        driver.script(stamps.enumerated().flatMap { index, stamp in
-            [FakeV4L2Driver.Dequeue.again, .frame(timestampNs: stamp, fill: UInt8(index + 1))]
-        })
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming(
+            stamps.enumerated().flatMap { index, stamp in
+                [FakeV4L2Driver.Dequeue.again, .frame(timestampNs: stamp, fill: UInt8(index + 1))]
+            })
         #expect(recorder.wait { $0.frameCount == 6 })
         session.stop()
         #expect(recorder.timestamps == stamps)
@@ -36,16 +34,30 @@ struct SessionStreamingTests {
         #expect(driver.nothingLeaked)
     }
 
-    @Test("error-flagged, short and unconvertible buffers are dropped, counted, and their buffers re-queued")
-    func drops() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
+    @Test("a multi-planar-only node (one plane) is listed and streams")
+    func multiplanar() throws {
+        var device = FakeCamera.webcam()
+        device.deviceCaps = UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE | V4L2_CAP_STREAMING)
+        let driver = FakeV4L2Driver(devices: ["/dev/video0": device])
+        #expect(FakeCamera.backend(driver).devices().map(\.node) == ["/dev/video0"])
         let recorder = EventRecorder()
         let session = FakeCamera.session(driver, recorder)
-        driver.script([
+        driver.script([.frame(fill: 1), .frame(bytesUsed: 10), .frame(fill: 2)])
+        try session.start()
+        #expect(recorder.wait { $0.frameCount == 2 })
+        session.stop()
+        #expect(session.granted.bytesPerLine == 640 * 2 + 64)
+        #expect(recorder.firstLumas == [1, 2])
+        #expect(recorder.drops == [.shortBuffer])
+        #expect(driver.nothingLeaked)
+    }
+
+    @Test("error-flagged, short and unconvertible buffers are dropped, counted, and their buffers re-queued")
+    func drops() throws {
+        let (driver, recorder, session) = try FakeCamera.streaming([
             .frame(fill: 1), .frame(error: true), .frame(bytesUsed: 100), .frame(bytesUsed: 0), .frame(fill: 0xFF),
             .frame(fill: 2),
         ])
-        try session.start()
         #expect(recorder.wait { $0.frameCount == 2 })
         session.stop()
         #expect(recorder.firstLumas == [1, 2])
@@ -56,11 +68,8 @@ struct SessionStreamingTests {
 
     @Test("frames held by the consumer exhaust the pool: later frames are dropped as poolExhausted")
     func poolExhausted() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder(keepFrames: true)
-        let session = FakeCamera.session(driver, recorder)
-        driver.script(Array(repeating: .frame(fill: 7), count: 10))  // Pool capacity: 4 buffers + 4.
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming(
+            Array(repeating: .frame(fill: 7), count: 10), recorder: EventRecorder(keepFrames: true))  // Pool: 4 + 4.
         #expect(recorder.wait { $0.frameCount + $0.drops.count == 10 })
         session.stop()
         #expect(recorder.frameCount == 8)
@@ -70,11 +79,9 @@ struct SessionStreamingTests {
 
     @Test("ENODEV mid-stream ends the stream with deviceDisconnected, the thread ends and releases everything")
     func disconnect() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder()
-        let session = FakeCamera.session(driver, recorder)
-        driver.script([.frame(fill: 1), .frame(fill: 2), .fail(.noDevice), .frame(fill: 3)])
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming([
+            .frame(fill: 1), .frame(fill: 2), .fail(.noDevice), .frame(fill: 3),
+        ])
         #expect(recorder.wait { !$0.ended.isEmpty })
         // Released by the thread itself, before anyone calls stop().
         #expect(driver.nothingLeaked)
@@ -89,12 +96,9 @@ struct SessionStreamingTests {
 
     @Test("EIO from VIDIOC_QBUF while streaming is a disconnection too")
     func ioErrorOnRequeue() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder()
-        let session = FakeCamera.session(driver, recorder)
-        driver.script([.frame(fill: 1)])
-        driver.failAfter("VIDIOC_QBUF", successes: 4, with: .ioError)
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1)]) {
+            $0.failAfter("VIDIOC_QBUF", successes: 4, with: .ioError)
+        }
         #expect(recorder.wait { !$0.ended.isEmpty })
         #expect(recorder.ended.first??.code == .deviceDisconnected)
         #expect(recorder.ended.first??.call == "VIDIOC_QBUF")
@@ -104,10 +108,7 @@ struct SessionStreamingTests {
 
     @Test("a stall restarts the stream once (STREAMOFF, re-queue, STREAMON), then fails with streamStalled")
     func stall() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder()
-        let session = FakeCamera.session(driver, recorder, stallTimeoutNs: 100_000_000)
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming([], stallTimeoutNs: 100_000_000)
         #expect(recorder.wait { !$0.ended.isEmpty })
         #expect(recorder.ended.first??.code == .streamStalled)
         #expect(driver.count("VIDIOC_STREAMON") == 2)
@@ -119,11 +120,7 @@ struct SessionStreamingTests {
 
     @Test("stop is idempotent, joins the thread, and no event follows it")
     func stopIsFinal() throws {
-        let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
-        let recorder = EventRecorder()
-        let session = FakeCamera.session(driver, recorder)
-        driver.script([.frame(fill: 1)])
-        try session.start()
+        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1)])
         #expect(recorder.wait { $0.frameCount == 1 })
         session.stop()
         let after = recorder.frameCount

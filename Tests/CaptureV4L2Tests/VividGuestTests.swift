@@ -7,7 +7,7 @@ import Testing
 @testable import CaptureV4L2
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the vivid guest tests run and write.
@@ -89,7 +89,8 @@ enum VividGuest {
                     if case .discrete(let intervals) = format.frameRates {
                         for interval in intervals {
                             lines.append(
-                                "\t\t\tInterval: Discrete " + String(format: "%.3fs (%.3f fps)", interval.seconds, interval.fps))
+                                "\t\t\tInterval: Discrete "
+                                    + String(format: "%.3fs (%.3f fps)", interval.seconds, interval.fps))
                         }
                     }
                 case .stepwise(let min, let max, let step):
@@ -176,6 +177,10 @@ struct VividGuestTests {
         let trimmed = Array(theirs.reversed().drop { $0.isEmpty }.reversed())
         print("vivid: \(described.pixelFormats.count) pixel formats, \(described.formats.count) (format, size) entries")
         #expect(ours.count == trimmed.count)
+        // The same text through CaptureCore's parser gives back exactly the formats we enumerated.
+        let parsed = try V4L2FormatList.parse(theirs.joined(separator: "\n"))
+        #expect(parsed.pixelFormats == described.pixelFormats)
+        #expect(parsed.formats == described.formats)
         for (line, (mine, reference)) in zip(ours, trimmed).enumerated() where mine != reference {
             Issue.record("line \(line + 1): ours \"\(mine)\" vs v4l2-ctl \"\(reference)\"")
             break
@@ -194,18 +199,24 @@ struct VividGuestTests {
         session.stop()
         let state = recorder.state.withLock { $0 }
         let timestamps = state.timestamps
-        let intervals = zip(timestamps.dropFirst(), timestamps).map { Double($0 - $1) / 1e9 }
-        let meanInterval = intervals.isEmpty ? 0 : intervals.reduce(0, +) / Double(intervals.count)
+        let gaps = zip(timestamps.dropFirst(), timestamps).map { Double($0 - $1) / 1e9 }
+        let meanInterval = gaps.isEmpty ? 0 : gaps.reduce(0, +) / Double(gaps.count)
         let timestampSummary = session.timestampSummary
+        let grantedText = "\(granted.pixelFormat) \(granted.dimensions), \(granted.fps) fps"
+        let measuredFPS = String(format: "%.3f", meanInterval > 0 ? 1 / meanInterval : 0)
+        let intervals = String(format: "%.6f s (granted %.6f s)", meanInterval, 1 / granted.fps)
+        let drops = "\(state.drops.count) \(state.drops.map(\.rawValue))"
+        let source =
+            timestampSummary?.driver == true ? "driver (monotonic)" : "clock: \(timestampSummary?.reason ?? "?")"
         let figures = """
             device: \(VividGuest.node) (\(device.name), \(device.driver ?? "?"))
             requested: YUYV 640x480, \(fps) fps (CaptureRules.frameRate, limit 30)
-            granted: \(granted.pixelFormat) \(granted.dimensions), \(granted.fps) fps, bytesPerLine \(granted.bytesPerLine)
+            granted: \(grantedText), bytesPerLine \(granted.bytesPerLine)
             frames in 3 s: \(timestamps.count) (expected \(Int((granted.fps * 3).rounded())) +/- 10%)
-            measured fps: \(String(format: "%.3f", meanInterval > 0 ? 1 / meanInterval : 0))
-            mean interval: \(String(format: "%.6f", meanInterval)) s (granted \(String(format: "%.6f", 1 / granted.fps)) s)
-            drops: \(state.drops.count) \(state.drops.map(\.rawValue)); frames the driver skipped (sequence gaps): \(session.driverSkippedFrames)
-            timestamps: \(timestampSummary?.driver == true ? "driver (monotonic)" : "clock: \(timestampSummary?.reason ?? "?")")
+            measured fps: \(measuredFPS)
+            mean interval: \(intervals)
+            drops: \(drops); frames the driver skipped (sequence gaps): \(session.driverSkippedFrames)
+            timestamps: \(source)
 
             """
         print(figures)
@@ -242,7 +253,9 @@ struct VividGuestTests {
         print("second session: \(busy)")
         #expect(VividGuest.openDescriptors() == descriptorsStreaming)
 
-        for _ in 0..<200 where recorder.state.withLock({ $0.timestamps.count }) < 3 { Thread.sleep(forTimeInterval: 0.01) }
+        for _ in 0..<200 where recorder.state.withLock({ $0.timestamps.count }) < 3 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         let control = try V4L2Handle.open(VividGuest.node, driver: LibV4L2Driver())
         let disconnect = try #require(try control.controls().first { $0.name == "Disconnect" }, "no Disconnect control")
         let disconnectedAt = MonotonicClock.nowNs()

@@ -41,7 +41,8 @@ struct EncoderTests {
     func layoutsAgree() throws {
         let nv12 = try Self.roundTrip(.nv12, count: 10)
         let i420 = try Self.roundTrip(.i420, count: 10)
-        #expect(nv12.encoded.map(\.bytes) == i420.encoded.map(\.bytes))
+        let same = nv12.encoded.map(\.bytes) == i420.encoded.map(\.bytes)
+        #expect(same)
     }
 
     @Test("metadata travels: rotation, capture time, 90 kHz RTP timestamp")

@@ -65,26 +65,33 @@ enum TestMedia {
             return buffer.packedBytes(plane: 0) + buffer.packedBytes(plane: 1) + buffer.packedBytes(plane: 2)
         case .nv12:
             let uv = buffer.packedBytes(plane: 1)
-            var u: [UInt8] = [], v: [UInt8] = []
-            u.reserveCapacity(uv.count / 2)
-            v.reserveCapacity(uv.count / 2)
-            for i in stride(from: 0, to: uv.count - 1, by: 2) {
-                u.append(uv[i])
-                v.append(uv[i + 1])
+            let half = uv.count / 2
+            let chroma = [UInt8](unsafeUninitializedCapacity: uv.count) { out, count in
+                uv.withUnsafeBufferPointer { src in
+                    for i in 0..<half {
+                        out[i] = src[2 * i]
+                        out[half + i] = src[2 * i + 1]
+                    }
+                }
+                count = uv.count
             }
-            return buffer.packedBytes(plane: 0) + u + v
+            return buffer.packedBytes(plane: 0) + chroma
         }
     }
 
     /// PSNR in dB of `a` against `b` over the first `lumaBytes` bytes (Y) and over everything (Y, U and V).
     static func psnr(_ a: [UInt8], _ b: [UInt8], lumaBytes: Int) -> (y: Double, all: Double) {
         func value(_ range: Range<Int>) -> Double {
-            var sum = 0.0
-            for i in range {
-                let d = Double(Int(a[i]) - Int(b[i]))
-                sum += d * d
+            var sum = 0
+            a.withUnsafeBufferPointer { a in
+                b.withUnsafeBufferPointer { b in
+                    for i in range {
+                        let d = Int(a[i]) - Int(b[i])
+                        sum += d * d
+                    }
+                }
             }
-            let mse = sum / Double(range.count)
+            let mse = Double(sum) / Double(range.count)
             return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
         }
         return (value(0..<lumaBytes), value(0..<min(a.count, b.count)))
@@ -140,15 +147,29 @@ enum TestMedia {
     }
 
     /// Decodes an IVF file with vpxdec and with ffmpeg into raw I420, returning both outputs.
-    static func externalDecodes(of ivf: URL, in dir: URL) throws -> (vpxdec: Data, ffmpeg: Data) {
+    /// ffmpeg's output is capped at `maxFrames` (a wrong time base must not fill the disk); `passthrough` adds
+    /// `-fps_mode passthrough` (one output frame per input frame whatever the timestamps).
+    static func externalDecodes(
+        of ivf: URL, in dir: URL, maxFrames: Int, passthrough: Bool = false
+    ) throws -> (vpxdec: Data, ffmpeg: Data) {
         let vpxOut = dir.appendingPathComponent("vpxdec.yuv")
         let ffOut = dir.appendingPathComponent("ffmpeg.yuv")
         let vpx = try run("vpxdec", ["--i420", "-o", vpxOut.path, ivf.path])
         guard vpx.status == 0 else { throw ToolFailure(tool: "vpxdec", stderr: vpx.stderr) }
         let ff = try run(
-            "ffmpeg", ["-v", "error", "-y", "-i", ivf.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", ffOut.path])
+            "ffmpeg",
+            ["-v", "error", "-y", "-i", ivf.path] + (passthrough ? ["-fps_mode", "passthrough"] : [])
+                + ["-frames:v", "\(maxFrames)", "-f", "rawvideo", "-pix_fmt", "yuv420p", ffOut.path])
         guard ff.status == 0 else { throw ToolFailure(tool: "ffmpeg", stderr: ff.stderr) }
         return (try Data(contentsOf: vpxOut), try Data(contentsOf: ffOut))
+    }
+
+    /// Where two raw I420 streams first differ: sizes and the first differing frame, for failure messages.
+    static func firstDifference(_ a: Data, _ b: Data, _ frameBytes: Int) -> String {
+        guard a != b else { return "identical" }
+        let index = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+        return "\(a.count / frameBytes) vs \(b.count / frameBytes) frames (\(a.count) vs \(b.count) bytes); "
+            + "first difference in frame \(index / frameBytes) at byte \(index % frameBytes)"
     }
 
     /// A tool exited with a failure.

@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 
 /// Finds V4L2 capture devices and describes them: capabilities, formats, sizes, rates, position and rotation.
 struct DeviceScanner: Sendable {
@@ -66,7 +66,8 @@ struct DeviceScanner: Sendable {
                 formats: formats)
         } catch let error as V4L2Error {
             throw error.call == "VIDIOC_QUERYCAP"
-                ? CaptureError(.notACaptureDevice, "not a V4L2 device", device: node, call: error.call, errno: error.errno)
+                ? CaptureError(
+                    .notACaptureDevice, "not a V4L2 device", device: node, call: error.call, errno: error.errno)
                 : CaptureError(error, device: node)
         } catch let error as CaptureError {
             throw error

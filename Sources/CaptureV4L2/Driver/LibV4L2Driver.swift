@@ -3,9 +3,9 @@ import Foundation
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The real ``V4L2Driver``: the kernel through libv4l2.

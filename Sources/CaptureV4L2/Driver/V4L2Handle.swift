@@ -52,6 +52,17 @@ final class V4L2Handle {
         }
     }
 
+    /// Issues one step of an enumeration ioctl (`entry` carries the index); `false` at the end of the list
+    /// (`EINVAL`) or when the driver does not implement the enumeration (`ENOTTY`).
+    func enumerate<T>(_ call: String, _ request: UInt, _ entry: inout T) throws(V4L2Error) -> Bool {
+        do {
+            try ioctl(call, request, &entry)
+            return true
+        } catch  where error.errno == .invalidArgument || error.errno == .inappropriateIOCTLForDevice {
+            return false
+        }
+    }
+
     /// Waits up to `timeoutMs` for `events`, retrying on `EINTR`; returns the events that occurred (0 on timeout).
     func poll(events: Int16, timeoutMs: Int32) throws(V4L2Error) -> Int16 {
         guard let fd else { throw V4L2Error(call: "poll", errno: .badFileDescriptor) }

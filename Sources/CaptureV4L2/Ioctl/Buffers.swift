@@ -61,7 +61,7 @@ extension V4L2Handle {
         var buffer = Self.buffer(type, index: 0)
         do {
             try bufferIoctl("VIDIOC_DQBUF", CV4L2_VIDIOC_DQBUF, &buffer, &plane, type)
-        } catch where error.errno == .resourceTemporarilyUnavailable {
+        } catch  where error.errno == .resourceTemporarilyUnavailable {
             return nil
         }
         let timestampKind = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK)

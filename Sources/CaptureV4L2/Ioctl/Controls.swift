@@ -38,7 +38,7 @@ extension V4L2Handle {
         query.id = id
         do {
             try ioctl("VIDIOC_QUERYCTRL", CV4L2_VIDIOC_QUERYCTRL, &query)
-        } catch where error.errno == .invalidArgument {
+        } catch  where error.errno == .invalidArgument {
             return nil
         }
         return ControlInfo(query)
@@ -52,11 +52,7 @@ extension V4L2Handle {
         for _ in 0..<4096 {
             var query = v4l2_queryctrl()
             query.id = id | CV4L2_CTRL_FLAG_NEXT_CTRL
-            do {
-                try ioctl("VIDIOC_QUERYCTRL", CV4L2_VIDIOC_QUERYCTRL, &query)
-            } catch where error.errno == .invalidArgument {
-                break
-            }
+            guard try enumerate("VIDIOC_QUERYCTRL", CV4L2_VIDIOC_QUERYCTRL, &query) else { break }
             if query.type != V4L2_CTRL_TYPE_CTRL_CLASS.rawValue { controls.append(ControlInfo(query)) }
             guard query.id > id else { break }  // A driver that does not advance would loop forever.
             id = query.id
@@ -74,7 +70,7 @@ extension V4L2Handle {
             menu.index = UInt32(bitPattern: index)
             do {
                 try ioctl("VIDIOC_QUERYMENU", CV4L2_VIDIOC_QUERYMENU, &menu)
-            } catch where error.errno == .invalidArgument {
+            } catch  where error.errno == .invalidArgument {
                 continue
             }
             items[index] = cString(menu.name)
@@ -93,7 +89,7 @@ extension V4L2Handle {
     func optionalControlValue(_ id: UInt32) throws(V4L2Error) -> Int32? {
         do {
             return try controlValue(id)
-        } catch where error.errno == .invalidArgument {
+        } catch  where error.errno == .invalidArgument {
             return nil
         }
     }

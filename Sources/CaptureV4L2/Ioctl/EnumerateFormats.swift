@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 import SystemPackage
 
 /// How many entries an enumeration reads at most: a guard against a driver that never returns `EINVAL`.
@@ -13,11 +13,7 @@ extension V4L2Handle {
             var desc = v4l2_fmtdesc()
             desc.index = index
             desc.type = type.rawValue
-            do {
-                try ioctl("VIDIOC_ENUM_FMT", CV4L2_VIDIOC_ENUM_FMT, &desc)
-            } catch where error.errno == .invalidArgument {
-                break
-            }
+            guard try enumerate("VIDIOC_ENUM_FMT", CV4L2_VIDIOC_ENUM_FMT, &desc) else { break }
             formats.append(
                 PixelFormatDescription(
                     pixelFormat: PixelFormat(rawValue: desc.pixelformat), description: cString(desc.description),
@@ -34,14 +30,11 @@ extension V4L2Handle {
             var entry = v4l2_frmsizeenum()
             entry.index = index
             entry.pixel_format = pixelFormat.rawValue
-            do {
-                try ioctl("VIDIOC_ENUM_FRAMESIZES", CV4L2_VIDIOC_ENUM_FRAMESIZES, &entry)
-            } catch where error.errno == .invalidArgument || error.errno == .inappropriateIOCTLForDevice {
-                break
-            }
+            guard try enumerate("VIDIOC_ENUM_FRAMESIZES", CV4L2_VIDIOC_ENUM_FRAMESIZES, &entry) else { break }
             switch entry.type {
             case V4L2_FRMSIZE_TYPE_DISCRETE.rawValue:
-                sizes.append(.discrete(Dimensions(width: Int(entry.discrete.width), height: Int(entry.discrete.height))))
+                sizes.append(
+                    .discrete(Dimensions(width: Int(entry.discrete.width), height: Int(entry.discrete.height))))
             case V4L2_FRMSIZE_TYPE_STEPWISE.rawValue, V4L2_FRMSIZE_TYPE_CONTINUOUS.rawValue:
                 let range = entry.stepwise
                 let min = Dimensions(width: Int(range.min_width), height: Int(range.min_height))
@@ -61,7 +54,8 @@ extension V4L2Handle {
     }
 
     /// Wraps `VIDIOC_ENUM_FRAMEINTERVALS`: the frame intervals of `pixelFormat` at `size` — a discrete list, or one
-    /// stepwise or continuous range. A driver that lists none (or does not implement the call) reports ``FrameRates/none``.
+    /// stepwise or continuous range. A driver that lists none (or does not implement the call) reports
+    /// ``FrameRates/none``.
     func frameIntervals(_ pixelFormat: PixelFormat, size: Dimensions) throws(V4L2Error) -> FrameRates {
         var intervals: [FrameInterval] = []
         for index in 0..<enumerationLimit {
@@ -70,11 +64,7 @@ extension V4L2Handle {
             entry.pixel_format = pixelFormat.rawValue
             entry.width = UInt32(clamping: size.width)
             entry.height = UInt32(clamping: size.height)
-            do {
-                try ioctl("VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_ENUM_FRAMEINTERVALS, &entry)
-            } catch where error.errno == .invalidArgument || error.errno == .inappropriateIOCTLForDevice {
-                break
-            }
+            guard try enumerate("VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_ENUM_FRAMEINTERVALS, &entry) else { break }
             switch entry.type {
             case V4L2_FRMIVAL_TYPE_DISCRETE.rawValue:
                 intervals.append(FrameInterval(entry.discrete))

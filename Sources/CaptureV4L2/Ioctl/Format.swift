@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 
 /// A single-plane image format as the driver reports it (`struct v4l2_pix_format`, or plane 0 of
 /// `struct v4l2_pix_format_mplane`).
@@ -30,21 +30,20 @@ extension V4L2Handle {
     func setFormat(
         _ type: BufferType, pixelFormat: PixelFormat, dimensions: Dimensions
     ) throws(V4L2Error) -> ImageFormat {
-        var format = Self.request(type, pixelFormat, dimensions)
-        try ioctl("VIDIOC_S_FMT", CV4L2_VIDIOC_S_FMT, &format)
-        return ImageFormat(format, type)
+        try negotiate("VIDIOC_S_FMT", CV4L2_VIDIOC_S_FMT, type, pixelFormat, dimensions)
     }
 
     /// Wraps `VIDIOC_TRY_FMT`: what `VIDIOC_S_FMT` would set, without changing anything.
     func tryFormat(
         _ type: BufferType, pixelFormat: PixelFormat, dimensions: Dimensions
     ) throws(V4L2Error) -> ImageFormat {
-        var format = Self.request(type, pixelFormat, dimensions)
-        try ioctl("VIDIOC_TRY_FMT", CV4L2_VIDIOC_TRY_FMT, &format)
-        return ImageFormat(format, type)
+        try negotiate("VIDIOC_TRY_FMT", CV4L2_VIDIOC_TRY_FMT, type, pixelFormat, dimensions)
     }
 
-    private static func request(_ type: BufferType, _ pixelFormat: PixelFormat, _ size: Dimensions) -> v4l2_format {
+    /// Issues `VIDIOC_S_FMT` or `VIDIOC_TRY_FMT` for `pixelFormat` at `size` and returns the driver's answer.
+    private func negotiate(
+        _ call: String, _ request: UInt, _ type: BufferType, _ pixelFormat: PixelFormat, _ size: Dimensions
+    ) throws(V4L2Error) -> ImageFormat {
         var format = v4l2_format()
         format.type = type.rawValue
         switch type {
@@ -60,7 +59,8 @@ extension V4L2Handle {
             format.fmt.pix_mp.field = V4L2_FIELD_ANY.rawValue
             format.fmt.pix_mp.num_planes = 1
         }
-        return format
+        try ioctl(call, request, &format)
+        return ImageFormat(format, type)
     }
 }
 

@@ -79,11 +79,3 @@ func cString<T>(_ field: T) -> String {
         return String(decoding: bytes[..<end], as: UTF8.self)
     }
 }
-
-/// Copies `text` into a fixed-size C `char`/`__u8` array field, NUL-terminated and truncated to fit.
-func setCString<T>(_ field: inout T, _ text: String) {
-    withUnsafeMutableBytes(of: &field) { bytes in
-        bytes.initializeMemory(as: UInt8.self, repeating: 0)
-        for (index, byte) in text.utf8.prefix(max(0, bytes.count - 1)).enumerated() { bytes[index] = byte }
-    }
-}

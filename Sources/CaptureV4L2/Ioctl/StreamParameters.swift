@@ -1,5 +1,5 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 
 /// The capture streaming parameters (`struct v4l2_captureparm`).
 struct StreamParameters: Hashable {

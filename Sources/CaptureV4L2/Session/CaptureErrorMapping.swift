@@ -10,7 +10,8 @@ extension CaptureError {
     /// The capture error a failed V4L2 call means, naming `device` and the call.
     ///
     /// `ENOENT`/`ENXIO`/`ENODEV` at `open` → not found; `EACCES`/`EPERM` → permission denied (with the fix);
-    /// `EBUSY` → busy; `ENOSPC` at `VIDIOC_STREAMON` → USB bandwidth; `EINVAL` at `VIDIOC_S_FMT`/`VIDIOC_TRY_FMT` →
+    /// `EBUSY` → busy; `ENOSPC` at `VIDIOC_STREAMON` → USB bandwidth; `EINVAL` at `VIDIOC_S_FMT` or
+    /// `VIDIOC_TRY_FMT` →
     /// format not supported; `EINVAL`/`ENOTTY` at `VIDIOC_QUERYCAP` → not a V4L2 device; `ENODEV`/`EIO` elsewhere →
     /// disconnected; anything else → a driver error.
     init(_ error: V4L2Error, device: String) {

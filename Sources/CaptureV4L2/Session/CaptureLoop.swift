@@ -4,9 +4,9 @@ import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The capture thread's work: wait for a filled buffer, convert it into a pooled frame buffer, give the driver
@@ -15,7 +15,8 @@ final class CaptureLoop: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `stream`, `pool`, `timestamps` and `restartedSinceLastFrame` are touched only
     // by the capture thread, which receives the loop before it starts (thread creation orders the handover) and
     // owns it until `run()` returns. The session reads `timestampSummary` only after joining that thread (the
-    // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is atomic; everything else is immutable and Sendable.
+    // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is
+    // atomic; everything else is immutable and Sendable.
 
     private let stream: V4L2Stream
     private let events: CaptureSessionEvents
@@ -130,7 +131,9 @@ final class CaptureLoop: @unchecked Sendable {
     }
 
     /// Converts a dequeued buffer into a pooled frame buffer, or reports why it is dropped.
-    private func process(_ buffer: DequeuedBuffer, dequeuedNs: UInt64) -> (buffer: VideoFrameBuffer, timestampNs: UInt64)? {
+    private func process(
+        _ buffer: DequeuedBuffer, dequeuedNs: UInt64
+    ) -> (buffer: VideoFrameBuffer, timestampNs: UInt64)? {
         let mappings = stream.mappings
         guard mappings.indices.contains(buffer.index) else {
             events.dropped(.corruptBuffer)
@@ -143,8 +146,9 @@ final class CaptureLoop: @unchecked Sendable {
         let format = stream.format
         let mapping = mappings[buffer.index]
         let used = min(buffer.bytesUsed, mapping.length)
-        let minimum = conversion.minimumFrameBytes(
-            format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
+        let minimum =
+            conversion.minimumFrameBytes(
+                format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
         if used < minimum {
             events.dropped(.shortBuffer)
             return nil

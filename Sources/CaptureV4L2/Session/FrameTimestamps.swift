@@ -4,8 +4,8 @@
 /// A driver timestamp is rejected when it is more than ``futureToleranceNs`` in the future, more than
 /// ``maximumAgeNs`` old, or not after the previous frame's. The tolerance is one frame interval: drivers that stamp
 /// the nominal end of a frame they generate (vivid does: start of frame + frame period) deliver a buffer up to one
-/// period before its timestamp. After the first rejection the clock is used for the rest of the stream (as GStreamer does),
-/// so the two time bases are never mixed back and forth.
+/// period before its timestamp. After the first rejection the clock is used for the rest of the stream (as
+/// GStreamer does), so the two time bases are never mixed back and forth.
 struct FrameTimestamps {
     /// The oldest a driver timestamp may be, relative to the dequeue time.
     static let maximumAgeNs: UInt64 = 2_000_000_000
@@ -47,7 +47,9 @@ struct FrameTimestamps {
         if driverNs > nowNs &+ futureToleranceNs {
             return "driver timestamp \(driverNs) ns is more than one frame interval after the dequeue time \(nowNs) ns"
         }
-        if nowNs > driverNs, nowNs - driverNs > Self.maximumAgeNs { return "driver timestamp \(driverNs) ns is older than 2 s" }
+        if nowNs > driverNs, nowNs - driverNs > Self.maximumAgeNs {
+            return "driver timestamp \(driverNs) ns is older than 2 s"
+        }
         if let last, driverNs <= last { return "driver timestamp \(driverNs) ns does not follow \(last) ns" }
         return nil
     }

@@ -5,9 +5,9 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A capture session on one V4L2 node.

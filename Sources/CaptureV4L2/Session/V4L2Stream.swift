@@ -92,7 +92,7 @@ final class V4L2Stream {
         let current: StreamParameters
         do {
             current = try handle.streamParameters(type)
-        } catch where error.errno == .inappropriateIOCTLForDevice || error.errno == .invalidArgument {
+        } catch  where error.errno == .inappropriateIOCTLForDevice || error.errno == .invalidArgument {
             return configuration.fps  // No G_PARM: the driver says nothing about its rate.
         }
         var granted = current

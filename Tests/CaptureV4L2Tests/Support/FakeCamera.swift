@@ -5,7 +5,7 @@ import SystemPackage
 @testable import CaptureV4L2
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ready-made fake devices, a fake converter and an event recorder for the backend's unit tests.
@@ -63,6 +63,21 @@ enum FakeCamera {
         V4L2Session(
             configuration: configuration(node: node), events: recorder.events, driver: driver,
             conversion: conversion, stallTimeoutNs: stallTimeoutNs)
+    }
+}
+
+extension FakeCamera {
+    /// A started session on a fresh fake webcam whose `VIDIOC_DQBUF` plays `script`; `prepare` runs before start.
+    static func streaming(
+        _ script: [FakeV4L2Driver.Dequeue], recorder: EventRecorder = EventRecorder(), stallTimeoutNs: UInt64? = nil,
+        prepare: (FakeV4L2Driver) -> Void = { _ in }
+    ) throws -> (driver: FakeV4L2Driver, recorder: EventRecorder, session: V4L2Session) {
+        let driver = FakeV4L2Driver(devices: ["/dev/video0": webcam()])
+        let session = session(driver, recorder, stallTimeoutNs: stallTimeoutNs)
+        driver.script(script)
+        prepare(driver)
+        try session.start()
+        return (driver, recorder, session)
     }
 }
 

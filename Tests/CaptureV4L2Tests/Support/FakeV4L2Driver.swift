@@ -1,12 +1,12 @@
-import CaptureCore
 internal import CV4L2
+import CaptureCore
 import Synchronization
 import SystemPackage
 
 @testable import CaptureV4L2
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A scripted V4L2 device behind the driver seam: it answers the ioctls the backend makes from a device model,
@@ -46,6 +46,9 @@ final class FakeV4L2Driver: V4L2Driver {
         /// The size S_FMT sets (nil: whatever was asked).
         var grantedSize: Dimensions?
         var maxBuffers = 8
+
+        /// Whether the node captures with multi-planar buffers only.
+        var isMultiplanar: Bool { (deviceCaps ?? capabilities) & UInt32(V4L2_CAP_VIDEO_CAPTURE) == 0 }
     }
     /// One result of `VIDIOC_DQBUF`.
     enum Dequeue {
@@ -80,7 +83,8 @@ final class FakeV4L2Driver: V4L2Driver {
         var bufferLength = 0
         var queued: [Int] = []
         var streaming = false
-        var format = ImageFormat(pixelFormat: .yuyv, dimensions: Dimensions(width: 0, height: 0), bytesPerLine: 0, sizeImage: 0)
+        var format = ImageFormat(
+            pixelFormat: .yuyv, dimensions: Dimensions(width: 0, height: 0), bytesPerLine: 0, sizeImage: 0)
         var interval = FrameInterval(numerator: 1, denominator: 30)
         var offsets: [Int: UInt] = [:]
         /// The sizes ENUM_FRAMEINTERVALS was asked about.
@@ -211,8 +215,8 @@ final class FakeV4L2Driver: V4L2Driver {
     static let names: [UInt: String] = [
         CV4L2_VIDIOC_QUERYCAP: "VIDIOC_QUERYCAP", CV4L2_VIDIOC_ENUM_FMT: "VIDIOC_ENUM_FMT",
         CV4L2_VIDIOC_ENUM_FRAMESIZES: "VIDIOC_ENUM_FRAMESIZES",
-        CV4L2_VIDIOC_ENUM_FRAMEINTERVALS: "VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_G_FMT: "VIDIOC_G_FMT",
-        CV4L2_VIDIOC_S_FMT: "VIDIOC_S_FMT", CV4L2_VIDIOC_TRY_FMT: "VIDIOC_TRY_FMT", CV4L2_VIDIOC_G_PARM: "VIDIOC_G_PARM",
+        CV4L2_VIDIOC_ENUM_FRAMEINTERVALS: "VIDIOC_ENUM_FRAMEINTERVALS", CV4L2_VIDIOC_S_FMT: "VIDIOC_S_FMT",
+        CV4L2_VIDIOC_TRY_FMT: "VIDIOC_TRY_FMT", CV4L2_VIDIOC_G_PARM: "VIDIOC_G_PARM",
         CV4L2_VIDIOC_S_PARM: "VIDIOC_S_PARM", CV4L2_VIDIOC_REQBUFS: "VIDIOC_REQBUFS",
         CV4L2_VIDIOC_QUERYBUF: "VIDIOC_QUERYBUF", CV4L2_VIDIOC_QBUF: "VIDIOC_QBUF", CV4L2_VIDIOC_DQBUF: "VIDIOC_DQBUF",
         CV4L2_VIDIOC_STREAMON: "VIDIOC_STREAMON", CV4L2_VIDIOC_STREAMOFF: "VIDIOC_STREAMOFF",
@@ -230,7 +234,8 @@ final class FakeV4L2Driver: V4L2Driver {
             setCString(&cap.pointee.driver, device.driver)
             setCString(&cap.pointee.card, device.card)
             setCString(&cap.pointee.bus_info, device.bus)
-            cap.pointee.capabilities = device.capabilities | (device.deviceCaps == nil ? 0 : UInt32(V4L2_CAP_DEVICE_CAPS))
+            cap.pointee.capabilities =
+                device.capabilities | (device.deviceCaps == nil ? 0 : UInt32(V4L2_CAP_DEVICE_CAPS))
             cap.pointee.device_caps = device.deviceCaps ?? 0
         case "VIDIOC_ENUM_FMT":
             let desc = argument.assumingMemoryBound(to: v4l2_fmtdesc.self)
@@ -274,7 +279,8 @@ final class FakeV4L2Driver: V4L2Driver {
                 entry.pointee.discrete = list[index].fraction
             case .stepwise(let min, let max, let step) where index == 0:
                 entry.pointee.type = V4L2_FRMIVAL_TYPE_STEPWISE.rawValue
-                entry.pointee.stepwise = v4l2_frmival_stepwise(min: min.fraction, max: max.fraction, step: step.fraction)
+                entry.pointee.stepwise = v4l2_frmival_stepwise(
+                    min: min.fraction, max: max.fraction, step: step.fraction)
             case .continuous(let min, let max) where index == 0:
                 entry.pointee.type = V4L2_FRMIVAL_TYPE_CONTINUOUS.rawValue
                 entry.pointee.stepwise = v4l2_frmival_stepwise(
@@ -282,26 +288,34 @@ final class FakeV4L2Driver: V4L2Driver {
             default:
                 return .invalidArgument
             }
-        case "VIDIOC_S_FMT", "VIDIOC_TRY_FMT", "VIDIOC_G_FMT":
+        case "VIDIOC_S_FMT", "VIDIOC_TRY_FMT":
             let format = argument.assumingMemoryBound(to: v4l2_format.self)
-            guard format.pointee.type == V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue else { return .invalidArgument }
-            if name == "VIDIOC_G_FMT" {
-                format.pointee.fmt.pix.pixelformat = state.format.pixelFormat.rawValue
-                format.pointee.fmt.pix.width = UInt32(state.format.dimensions.width)
-                format.pointee.fmt.pix.height = UInt32(state.format.dimensions.height)
-                format.pointee.fmt.pix.bytesperline = UInt32(state.format.bytesPerLine)
-                format.pointee.fmt.pix.sizeimage = UInt32(state.format.sizeImage)
-                return nil
+            let multiplanar = device.isMultiplanar
+            let expectedType = multiplanar ? V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE : V4L2_BUF_TYPE_VIDEO_CAPTURE
+            guard format.pointee.type == expectedType.rawValue else { return .invalidArgument }
+            let requested = multiplanar ? format.pointee.fmt.pix_mp.pixelformat : format.pointee.fmt.pix.pixelformat
+            guard let fake = device.formats.first(where: { $0.pixelFormat.rawValue == requested }) else {
+                return .invalidArgument
             }
-            guard let fake = device.formats.first(where: { $0.pixelFormat.rawValue == format.pointee.fmt.pix.pixelformat })
-            else { return .invalidArgument }
-            let size = device.grantedSize
-                ?? Dimensions(width: Int(format.pointee.fmt.pix.width), height: Int(format.pointee.fmt.pix.height))
+            let size =
+                device.grantedSize
+                ?? (multiplanar
+                    ? Dimensions(
+                        width: Int(format.pointee.fmt.pix_mp.width), height: Int(format.pointee.fmt.pix_mp.height))
+                    : Dimensions(width: Int(format.pointee.fmt.pix.width), height: Int(format.pointee.fmt.pix.height)))
             let bytesPerLine = size.width * fake.bytesPerPixel + 64  // Padded rows, to check bytes per line is used.
-            format.pointee.fmt.pix.width = UInt32(size.width)
-            format.pointee.fmt.pix.height = UInt32(size.height)
-            format.pointee.fmt.pix.bytesperline = UInt32(bytesPerLine)
-            format.pointee.fmt.pix.sizeimage = UInt32(bytesPerLine * size.height)
+            if multiplanar {
+                format.pointee.fmt.pix_mp.width = UInt32(size.width)
+                format.pointee.fmt.pix_mp.height = UInt32(size.height)
+                format.pointee.fmt.pix_mp.num_planes = 1
+                format.pointee.fmt.pix_mp.plane_fmt.0.bytesperline = UInt32(bytesPerLine)
+                format.pointee.fmt.pix_mp.plane_fmt.0.sizeimage = UInt32(bytesPerLine * size.height)
+            } else {
+                format.pointee.fmt.pix.width = UInt32(size.width)
+                format.pointee.fmt.pix.height = UInt32(size.height)
+                format.pointee.fmt.pix.bytesperline = UInt32(bytesPerLine)
+                format.pointee.fmt.pix.sizeimage = UInt32(bytesPerLine * size.height)
+            }
             if name == "VIDIOC_S_FMT" {
                 state.format = ImageFormat(
                     pixelFormat: fake.pixelFormat, dimensions: size, bytesPerLine: bytesPerLine,
@@ -325,8 +339,14 @@ final class FakeV4L2Driver: V4L2Driver {
         case "VIDIOC_QUERYBUF":
             let buffer = argument.assumingMemoryBound(to: v4l2_buffer.self)
             guard buffer.pointee.index < state.bufferCount else { return .invalidArgument }
-            buffer.pointee.m.offset = buffer.pointee.index * 0x100000
-            buffer.pointee.length = UInt32(state.bufferLength)
+            if device.isMultiplanar {
+                guard buffer.pointee.length == 1, let plane = buffer.pointee.m.planes else { return .invalidArgument }
+                plane.pointee.m.mem_offset = buffer.pointee.index * 0x100000
+                plane.pointee.length = UInt32(state.bufferLength)
+            } else {
+                buffer.pointee.m.offset = buffer.pointee.index * 0x100000
+                buffer.pointee.length = UInt32(state.bufferLength)
+            }
         case "VIDIOC_QBUF":
             let buffer = argument.assumingMemoryBound(to: v4l2_buffer.self)
             let index = Int(buffer.pointee.index)
@@ -348,8 +368,16 @@ final class FakeV4L2Driver: V4L2Driver {
                 let index = state.queued.removeFirst()
                 let buffer = argument.assumingMemoryBound(to: v4l2_buffer.self)
                 buffer.pointee.index = UInt32(index)
-                buffer.pointee.bytesused = UInt32(bytesUsed ?? state.bufferLength)
-                buffer.pointee.flags = (error ? UInt32(V4L2_BUF_FLAG_ERROR) : 0)
+                if device.isMultiplanar {
+                    guard buffer.pointee.length == 1, let plane = buffer.pointee.m.planes else {
+                        return .invalidArgument
+                    }
+                    plane.pointee.bytesused = UInt32(bytesUsed ?? state.bufferLength)
+                } else {
+                    buffer.pointee.bytesused = UInt32(bytesUsed ?? state.bufferLength)
+                }
+                buffer.pointee.flags =
+                    (error ? UInt32(V4L2_BUF_FLAG_ERROR) : 0)
                     | (timestampNs == nil ? 0 : UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC))
                 if let timestampNs {
                     buffer.pointee.timestamp = timeval(
@@ -402,5 +430,13 @@ final class FakeV4L2Driver: V4L2Driver {
         case .stepwise(_, let max, _, let intervals), .continuous(_, let max, let intervals):
             size == max ? intervals : nil
         }
+    }
+}
+
+/// Copies `text` into a fixed-size C `char`/`__u8` array field, NUL-terminated and truncated to fit.
+func setCString<T>(_ field: inout T, _ text: String) {
+    withUnsafeMutableBytes(of: &field) { bytes in
+        bytes.initializeMemory(as: UInt8.self, repeating: 0)
+        for (index, byte) in text.utf8.prefix(max(0, bytes.count - 1)).enumerated() { bytes[index] = byte }
     }
 }
