@@ -110,29 +110,4 @@ struct BadInputTests {
         chmod(path, 0)
         try expectFailure(["formats", "--device", path], status: 6, mentioning: path)
     }
-
-    static let captureNode: String? = {
-        let node = FormatsCommandTests.videoNodes.first
-        if node == nil { print("SKIPPED: the busy-device test needs a /dev/video* camera (none here; the vivid guest has one)") }
-        return node
-    }()
-
-    @Test("a busy device: 5", .enabled(if: captureNode != nil, "a V4L2 camera another process can hold"))
-    func busy() throws {
-        let node = try #require(Self.captureNode)
-        let executable: URL = try #require(Probe.executable)
-        let holder = Process()
-        holder.executableURL = executable
-        holder.arguments = ["capture", "--device", node, "--seconds", "4", "--target", "640x480"]
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        try holder.run()
-        defer {
-            holder.terminate()
-            holder.waitUntilExit()
-        }
-        usleep(1_500_000)
-        try expectFailure(["capture", "--device", node, "--frames", "1", "--target", "640x480"], status: 5,
-                          mentioning: node)
-    }
 }
