@@ -1,1 +1,0 @@
-// CaptureVP8: filled in by its issue.
