@@ -24,11 +24,11 @@ struct TimingSummary: Codable, Hashable {
     }
 
     init(fps: Double, meanIntervalMs: Double, jitterMs: Double, minIntervalMs: Double, maxIntervalMs: Double) {
-        self.fps = fps
-        self.meanIntervalMs = meanIntervalMs
-        self.jitterMs = jitterMs
-        self.minIntervalMs = minIntervalMs
-        self.maxIntervalMs = maxIntervalMs
+        self.fps = fps.rounded(places: 3)
+        self.meanIntervalMs = meanIntervalMs.rounded(places: 3)
+        self.jitterMs = jitterMs.rounded(places: 3)
+        self.minIntervalMs = minIntervalMs.rounded(places: 3)
+        self.maxIntervalMs = maxIntervalMs.rounded(places: 3)
     }
 }
 
@@ -46,9 +46,9 @@ struct LatencySummary: Codable, Hashable {
             let index = Int((p * Double(sorted.count)).rounded(.up)) - 1
             return sorted[Swift.min(Swift.max(index, 0), sorted.count - 1)]
         }
-        p50 = rank(0.5)
-        p99 = rank(0.99)
-        max = sorted.last ?? 0
+        p50 = rank(0.5).rounded(places: 3)
+        p99 = rank(0.99).rounded(places: 3)
+        max = (sorted.last ?? 0).rounded(places: 3)
     }
 }
 

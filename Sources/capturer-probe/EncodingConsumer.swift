@@ -90,9 +90,9 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
 
     /// Called after capture stopped: closes the IVF file and returns what was gathered.
     func finish() throws(CaptureError) -> Record {
-        if progress { StandardError.write("\n") }
         return try state.withLock { state throws(CaptureError) -> Record in
             state.done = true
+            if progress, !state.record.timestamps.isEmpty { StandardError.write("\n") }
             if let error = state.record.error { throw error }
             try state.writer?.close()
             return state.record

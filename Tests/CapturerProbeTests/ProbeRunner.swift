@@ -49,7 +49,9 @@ enum Probe {
         // Standard error goes to a file, so that one pipe cannot fill up and block the child while we read the other.
         let errorFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("capturer-probe-stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
         defer { try? FileManager.default.removeItem(at: errorFile) }
         let errorHandle = try FileHandle(forWritingTo: errorFile)
         let stdout = Pipe(), stdin = Pipe()
