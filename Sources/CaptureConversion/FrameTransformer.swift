@@ -164,7 +164,13 @@ public enum FrameTransformer {
     /// The largest centred rectangle of `dimensions` with the aspect ratio `aspectRatio` (width : height), origin on
     /// even coordinates. A non-positive ratio gives the whole frame.
     public static func centeredCrop(of dimensions: Dimensions, aspectRatio: Dimensions) -> CropRect {
-        guard aspectRatio.width > 0, aspectRatio.height > 0 else { return CropRect(dimensions) }
+        guard aspectRatio.width > 0, aspectRatio.height > 0, dimensions.width > 0, dimensions.height > 0 else {
+            return CropRect(dimensions)
+        }
+        // Bounded so that the products below cannot overflow.
+        let limit = 1 << 30
+        let dimensions = Dimensions(width: min(dimensions.width, limit), height: min(dimensions.height, limit))
+        let aspectRatio = Dimensions(width: min(aspectRatio.width, limit), height: min(aspectRatio.height, limit))
         let width = max(1, min(dimensions.width, dimensions.height * aspectRatio.width / aspectRatio.height))
         let height = max(1, min(dimensions.height, dimensions.width * aspectRatio.height / aspectRatio.width))
         return CropRect(

@@ -73,10 +73,18 @@ public final class VideoAdapter: Sendable {
         self.poolCapacity = max(1, poolCapacity)
     }
 
+    /// The largest width or height a request keeps (larger values mean the same: frames are never scaled up).
+    static let maximumDimension = 1 << 16
+    /// The lowest frame rate a request keeps; lower positive rates are raised to it.
+    static let minimumFPS = 0.001
+
     /// Requests frames of at most `width` × `height` (either orientation) at most `fps` per second. Zero (or less)
-    /// means no limit for that part. Restarts the frame-rate schedule.
+    /// means no limit for that part; a non-finite `fps` means no limit, a positive one below 0.001 is raised to
+    /// 0.001. Restarts the frame-rate schedule.
     public func adaptOutputFormat(width: Int, height: Int, fps: Double) {
-        let request = OutputFormatRequest(width: max(0, width), height: max(0, height), fps: fps.isFinite ? max(0, fps) : 0)
+        let request = OutputFormatRequest(
+            width: min(max(0, width), Self.maximumDimension), height: min(max(0, height), Self.maximumDimension),
+            fps: fps.isFinite && fps > 0 ? max(fps, Self.minimumFPS) : 0)
         state.withLock {
             $0.request = request
             $0.nextFrameTimestampNs = nil
@@ -138,16 +146,17 @@ public final class VideoAdapter: Sendable {
         guard let fps = state.request?.fps, fps > 0 else { return true }
         let interval = Int64(1_000_000_000 / fps)
         guard interval > 0 else { return true }
+        // Wrapping arithmetic: timestamps are the caller's, and a wild one must restart the schedule, not trap.
         if let next = state.nextFrameTimestampNs {
-            let untilNext = next - timestampNs
-            if abs(untilNext) < 2 * interval {
+            let untilNext = next &- timestampNs
+            if untilNext.magnitude < UInt64(2 * interval) {
                 if untilNext > 0 { return false }
-                state.nextFrameTimestampNs = next + interval
+                state.nextFrameTimestampNs = next &+ interval
                 return true
             }
         }
         // First frame, or far off schedule: restart, expecting the next frame half an interval from now.
-        state.nextFrameTimestampNs = timestampNs + interval / 2
+        state.nextFrameTimestampNs = timestampNs &+ interval / 2
         return true
     }
 

@@ -70,6 +70,23 @@ struct VideoAdapterTests {
         #expect(keptFrames(VideoAdapter(), count: 50) == 50)
     }
 
+    @Test("extreme requests and timestamps are clamped, not traps")
+    func extremes() {
+        let adapter = VideoAdapter()
+        adapter.adaptOutputFormat(width: .max, height: .max, fps: 1e-300)
+        #expect(adapter.request == VideoAdapter.OutputFormatRequest(width: 1 << 16, height: 1 << 16, fps: 0.001))
+        // A square request crops to a square; nothing is scaled up.
+        #expect(adapter.adaptation(for: Dimensions(width: 640, height: 480)).output == Dimensions(width: 480, height: 480))
+        for timestamp in [UInt64.max, 0, UInt64.max / 2, UInt64(Int64.max) + 1] {
+            _ = adapter.shouldKeepFrame(timestampNs: timestamp)
+        }
+        adapter.adaptOutputFormat(width: -5, height: 3, fps: .infinity)
+        #expect(adapter.request == VideoAdapter.OutputFormatRequest(width: 0, height: 3, fps: 0))
+        #expect(adapter.shouldKeepFrame(timestampNs: 1) && adapter.shouldKeepFrame(timestampNs: 1))
+        #expect(FrameTransformer.centeredCrop(of: Dimensions(width: 64, height: 48), aspectRatio: Dimensions(width: .max, height: 1))
+            == CropRect(x: 0, y: 22, width: 64, height: 1))
+    }
+
     @Test("a pause restarts the schedule: the first frame after it is kept")
     func pause() {
         let adapter = VideoAdapter()
