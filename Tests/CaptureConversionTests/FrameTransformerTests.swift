@@ -139,6 +139,11 @@ struct FrameTransformerTests {
         }
         let error = #expect(throws: CaptureError.self) { try FrameTransformer.scale(nv12, into: i420) }
         #expect(error?.code == .invalidArgument)
+        let itself = #expect(throws: CaptureError.self) { try FrameTransformer.copy(nv12, into: nv12) }
+        #expect(itself?.code == .invalidArgument)
+        let (square, _) = try randomBuffer(.i420, Dimensions(width: 16, height: 16), seed: 3)
+        let rotated = #expect(throws: CaptureError.self) { try FrameTransformer.rotate(square, by: .degrees90, into: square) }
+        #expect(rotated?.code == .invalidArgument)
     }
 
     @Test("centred crops for common aspect ratios")
