@@ -74,28 +74,26 @@ public enum FrameConverter {
         let stride = Int32(truncatingIfNeeded: geometry.stride)
         let width = Int32(truncatingIfNeeded: dst.width)
         let height = Int32(truncatingIfNeeded: dst.height)
-        let chroma = geometry.chroma.map { (src + $0.offset, Int32(truncatingIfNeeded: $0.stride)) }
+        // Chroma planes in memory order (unused for packed formats).
+        let c0 = geometry.firstChroma.map { (src + $0.offset, Int32(truncatingIfNeeded: $0.stride)) } ?? (src, stride)
+        let c1 = geometry.secondChroma.map { (src + $0.offset, Int32(truncatingIfNeeded: $0.stride)) } ?? (src, stride)
         let nv12 = dst.format == .nv12
-        // Direct NV12 writers where libyuv has them.
+        // Direct NV12 writers where libyuv has them and they allocate nothing per call (measured with a counting
+        // malloc: UYVYToNV12, ARGBToNV12 and ABGRToNV12 allocate a row buffer per call in this libyuv, so those
+        // formats take the in-place interleave below instead).
         if nv12 {
             let y = dst.mutablePlane(0), yStride = Int32(truncatingIfNeeded: dst.stride(0))
             let uv = dst.mutablePlane(1), uvStride = Int32(truncatingIfNeeded: dst.stride(1))
             switch layout {
             case .packed422(.yuyv):
                 return YUY2ToNV12(src, stride, y, yStride, uv, uvStride, width, height)
-            case .packed422(.uyvy):
-                return UYVYToNV12(src, stride, y, yStride, uv, uvStride, width, height)
             case .semiPlanar(vuOrder: false):
-                return NV12Copy(src, stride, chroma[0].0, chroma[0].1, y, yStride, uv, uvStride, width, height)
+                return NV12Copy(src, stride, c0.0, c0.1, y, yStride, uv, uvStride, width, height)
             case .semiPlanar(vuOrder: true):
-                return NV21ToNV12(src, stride, chroma[0].0, chroma[0].1, y, yStride, uv, uvStride, width, height)
+                return NV21ToNV12(src, stride, c0.0, c0.1, y, yStride, uv, uvStride, width, height)
             case .planar(let vFirst):
-                let (u, v) = vFirst ? (chroma[1], chroma[0]) : (chroma[0], chroma[1])
+                let (u, v) = vFirst ? (c1, c0) : (c0, c1)
                 return I420ToNV12(src, stride, u.0, u.1, v.0, v.1, y, yStride, uv, uvStride, width, height)
-            case .rgb(.argb):
-                return ARGBToNV12(src, stride, y, yStride, uv, uvStride, width, height)
-            case .rgb(.abgr):
-                return ABGRToNV12(src, stride, y, yStride, uv, uvStride, width, height)
             case .grey:
                 CopyPlane(src, stride, y, yStride, width, height)
                 SetPlane(uv, uvStride, Int32(2 * ((dst.width + 1) / 2)), Int32((dst.height + 1) / 2), 128)
@@ -117,11 +115,11 @@ public enum FrameConverter {
                 UYVYToI420(src, stride, t.y, t.yStride, t.v, t.vStride, t.u, t.uStride, width, height)
             case .semiPlanar(let vuOrder):
                 (vuOrder ? NV21ToI420 : NV12ToI420)(
-                    src, stride, chroma[0].0, chroma[0].1, t.y, t.yStride, t.u, t.uStride, t.v, t.vStride,
+                    src, stride, c0.0, c0.1, t.y, t.yStride, t.u, t.uStride, t.v, t.vStride,
                     width, height)
             case .planar(let vFirst):
                 I420Copy(
-                    src, stride, chroma[vFirst ? 1 : 0].0, chroma[0].1, chroma[vFirst ? 0 : 1].0, chroma[1].1,
+                    src, stride, (vFirst ? c1 : c0).0, c0.1, (vFirst ? c0 : c1).0, c1.1,
                     t.y, t.yStride, t.u, t.uStride, t.v, t.vStride, width, height)
             case .rgb(let order):
                 rgbToI420(order)(src, stride, t.y, t.yStride, t.u, t.uStride, t.v, t.vStride, width, height)

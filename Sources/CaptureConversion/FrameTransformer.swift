@@ -63,11 +63,15 @@ public enum FrameTransformer {
     /// Writes `source` rotated clockwise by `rotation` into `destination`, whose dimensions must be the source's
     /// with width and height swapped for 90° and 270°. Either layout may be converted to the other on the way.
     ///
-    /// - Throws: ``CaptureError/Code-swift.struct/invalidArgument`` when the destination size does not match.
+    /// - Throws: ``CaptureError/Code-swift.struct/invalidArgument`` when the destination size does not match, or the
+    ///   destination is the source.
     public static func rotate(
         _ source: VideoFrameBuffer, by rotation: VideoRotation, into destination: VideoFrameBuffer
     ) throws(CaptureError) {
         let expected = source.dimensions.applying(rotation)
+        guard source !== destination else {
+            throw CaptureError(.invalidArgument, "cannot rotate a frame buffer into itself")
+        }
         guard destination.dimensions == expected else {
             throw CaptureError(
                 .invalidArgument, "rotating \(source.dimensions) by \(rotation) needs \(expected), not \(destination.dimensions)")
@@ -115,11 +119,14 @@ public enum FrameTransformer {
     /// kept. Cropping to the centre is ``centeredCrop(of:aspectRatio:)``.
     ///
     /// - Throws: ``CaptureError/Code-swift.struct/invalidArgument`` when `crop` is empty or not inside the source,
-    ///   or for an NV12 source scaled into an I420 destination of another size.
+    ///   the destination is the source, or for an NV12 source scaled into an I420 destination of another size.
     public static func cropAndScale(
         _ source: VideoFrameBuffer, crop: CropRect, into destination: VideoFrameBuffer,
         filter: ScalingFilter = .bilinear
     ) throws(CaptureError) {
+        guard source !== destination else {
+            throw CaptureError(.invalidArgument, "cannot scale a frame buffer into itself")
+        }
         let x = crop.x & ~1, y = crop.y & ~1
         guard crop.width > 0, crop.height > 0, x >= 0, y >= 0, x + crop.width <= source.width,
             y + crop.height <= source.height
@@ -164,7 +171,13 @@ public enum FrameTransformer {
     /// The largest centred rectangle of `dimensions` with the aspect ratio `aspectRatio` (width : height), origin on
     /// even coordinates. A non-positive ratio gives the whole frame.
     public static func centeredCrop(of dimensions: Dimensions, aspectRatio: Dimensions) -> CropRect {
-        guard aspectRatio.width > 0, aspectRatio.height > 0 else { return CropRect(dimensions) }
+        guard aspectRatio.width > 0, aspectRatio.height > 0, dimensions.width > 0, dimensions.height > 0 else {
+            return CropRect(dimensions)
+        }
+        // Bounded so that the products below cannot overflow.
+        let limit = 1 << 30
+        let dimensions = Dimensions(width: min(dimensions.width, limit), height: min(dimensions.height, limit))
+        let aspectRatio = Dimensions(width: min(aspectRatio.width, limit), height: min(aspectRatio.height, limit))
         let width = max(1, min(dimensions.width, dimensions.height * aspectRatio.width / aspectRatio.height))
         let height = max(1, min(dimensions.height, dimensions.width * aspectRatio.height / aspectRatio.width))
         return CropRect(

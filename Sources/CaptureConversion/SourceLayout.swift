@@ -98,8 +98,10 @@ struct SourceGeometry: Sendable, Hashable {
 
     /// Stride of the first (or only) plane.
     var stride: Int
-    /// The chroma planes, where the format has them (one for NV12/NV21, two for YU12/YV12, in memory order).
-    var chroma: [Plane]
+    /// The first chroma plane in memory: UV/VU for NV12/NV21, U/V for YU12/YV12 (`nil` for packed formats).
+    var firstChroma: Plane?
+    /// The second chroma plane in memory (YU12/YV12 only). Two fields rather than an array: no allocation per frame.
+    var secondChroma: Plane?
     /// The bytes from the start of the frame to the last byte a converter reads.
     var byteCount: Int
 
@@ -128,16 +130,17 @@ struct SourceGeometry: Sendable, Hashable {
         let chromaHeight = (height + 1) / 2
         switch layout {
         case .packed422, .rgb, .grey, .jpeg:
-            return .success(SourceGeometry(stride: stride, chroma: [], byteCount: stride * (height - 1) + rowBytes))
+            return .success(SourceGeometry(stride: stride, byteCount: stride * (height - 1) + rowBytes))
         case .semiPlanar:
             let uv = Plane(offset: stride * height, stride: (stride + 1) / 2 * 2)
             return .success(SourceGeometry(
-                stride: stride, chroma: [uv], byteCount: uv.offset + uv.stride * (chromaHeight - 1) + 2 * chromaWidth))
+                stride: stride, firstChroma: uv,
+                byteCount: uv.offset + uv.stride * (chromaHeight - 1) + 2 * chromaWidth))
         case .planar:
             let first = Plane(offset: stride * height, stride: (stride + 1) / 2)
             let second = Plane(offset: first.offset + first.stride * chromaHeight, stride: first.stride)
             return .success(SourceGeometry(
-                stride: stride, chroma: [first, second],
+                stride: stride, firstChroma: first, secondChroma: second,
                 byteCount: second.offset + second.stride * (chromaHeight - 1) + chromaWidth))
         }
     }

@@ -21,7 +21,7 @@ public struct V4L2Backend: Sendable {
     init(
         driver: any V4L2Driver, conversion: FrameConversion, logger: Logger = Logger(label: "swift-camera-capture.v4l2")
     ) {
-        self.scanner = DeviceScanner(driver: driver, canConvert: conversion.canConvert)
+        self.scanner = DeviceScanner(driver: driver, canConvert: conversion.canConvert, logger: logger)
         self.conversion = conversion
         self.logger = logger
     }

@@ -7,11 +7,15 @@ import Testing
 /// Deterministic pseudo-random bytes (xorshift64*), so failures reproduce.
 func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-    return (0..<count).map { _ in
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return UInt8(truncatingIfNeeded: (state &* 0x2545_F491_4F6C_DD1D) >> 56)
+    // Loops over raw buffers throughout these fixtures: debug builds of closure-heavy code take minutes on 1080p.
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for index in 0..<count {
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            buffer[index] = UInt8(truncatingIfNeeded: (state &* 0x2545_F491_4F6C_DD1D) >> 56)
+        }
+        initialized = count
     }
 }
 
@@ -45,8 +49,18 @@ struct I420Image: Equatable {
             v = buffer.packedBytes(plane: 2)
         case .nv12:
             let uv = buffer.packedBytes(plane: 1)
-            u = stride(from: 0, to: uv.count, by: 2).map { uv[$0] }
-            v = stride(from: 1, to: uv.count, by: 2).map { uv[$0] }
+            (u, v) = uv.withUnsafeBufferPointer { uv in
+                let half = uv.count / 2
+                let u = [UInt8](unsafeUninitializedCapacity: half) { out, n in
+                    for index in 0..<half { out[index] = uv[2 * index] }
+                    n = half
+                }
+                let v = [UInt8](unsafeUninitializedCapacity: half) { out, n in
+                    for index in 0..<half { out[index] = uv[2 * index + 1] }
+                    n = half
+                }
+                return (u, v)
+            }
         }
     }
 
@@ -228,7 +242,7 @@ func convert(
 /// `nil` when the arrays are equal, else the first differing index, the values there and the largest difference.
 func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String? {
     guard a.count == b.count else { return "\(a.count) bytes vs \(b.count)" }
-    guard let index = a.indices.first(where: { a[$0] != b[$0] }) else { return nil }
+    guard a != b, let index = a.indices.first(where: { a[$0] != b[$0] }) else { return nil }
     let largest = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
     return "first difference at \(index): \(a[index]) vs \(b[index]), largest \(largest)"
 }

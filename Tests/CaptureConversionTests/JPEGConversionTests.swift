@@ -155,6 +155,44 @@ struct JPEGConversionTests {
         }
     }
 
+    /// The JPEG without its DHT (Huffman table) segments, as many UVC cameras send MJPEG.
+    private static func strippingHuffmanTables(_ jpeg: [UInt8]) throws -> [UInt8] {
+        var out = Array(jpeg[0..<2])
+        var index = 2
+        while index + 4 <= jpeg.count {
+            try #require(jpeg[index] == 0xFF, "marker expected at \(index)")
+            let marker = jpeg[index + 1]
+            if marker == 0xDA { return out + jpeg[index...] }  // Start of scan: the rest is entropy-coded data.
+            let length = Int(jpeg[index + 2]) << 8 | Int(jpeg[index + 3])
+            if marker != 0xC4 { out += jpeg[index..<index + 2 + length] }
+            index += 2 + length
+        }
+        Issue.record("no start-of-scan marker")
+        return out
+    }
+
+    @Test(
+        "MJPEG without Huffman tables (as UVC cameras send it) decodes with the standard tables",
+        .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"))
+    func missingHuffmanTables() throws {
+        let ffmpeg = try #require(ExternalTools.ffmpeg)
+        let directory = try ExternalTools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("standard-huffman.jpg")
+        try ExternalTools.run(ffmpeg, [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480", "-frames:v", "1", "-pix_fmt", "yuvj420p",
+            "-huffman", "default", url.path,
+        ])
+        let jpeg = Array(try Data(contentsOf: url))
+        let stripped = try Self.strippingHuffmanTables(jpeg)
+        #expect(stripped.count < jpeg.count)
+        for output in OutputPixelFormat.allCases {
+            let full = I420Image(try convert(jpeg, .mjpg, width: 640, height: 480, output: output))
+            let bare = I420Image(try convert(stripped, .mjpg, width: 640, height: 480, output: output))
+            #expect(bare.mismatch(full) == nil, "\(output)")
+        }
+    }
+
     @Test("bytes that are not a JPEG are an error")
     func notJPEG() {
         for bytes in [[UInt8](repeating: 0, count: 1000), [0xFF, 0xD8], [0xFF, 0xD8, 0xFF, 0xD9], pseudoRandomBytes(5000, seed: 3)] {

@@ -37,41 +37,6 @@ final class RecordingDelegate: CameraVideoCapturerDelegate {
 
 @Suite("CameraVideoCapturer with the synthetic camera", .serialized)
 struct CameraVideoCapturerTests {
-    @Test("640x480@30 for 2 s: count, pacing, timestamps, geometry, rotation; stop ends delivery")
-    func pacing() async throws {
-        let delegate = RecordingDelegate()
-        let capturer = CameraVideoCapturer(delegate: delegate)
-        capturer.deviceOrientation = .portrait
-        let configuration = try await capturer.startCapture(target: Dimensions(width: 640, height: 480))
-        #expect(configuration.granted.dimensions == Dimensions(width: 640, height: 480))
-        #expect(configuration.granted.fps == 30)
-        #expect(capturer.captureState == .running)
-        try await Task.sleep(for: .seconds(2))
-        await capturer.stopCapture()
-        #expect(capturer.captureState == .idle)
-        let frames = delegate.frames.withLock { $0 }
-        let countAtStop = frames.count
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(delegate.count == countAtStop, "no frame after stopCapture() returned")
-        #expect(delegate.stops.withLock { $0.count } == 1)
-
-        #expect(abs(frames.count - 60) <= 6, "frame count \(frames.count) within 10% of 60")
-        let intervals = zip(frames.dropFirst(), frames).map { Double($0.timestampNs - $1.timestampNs) / 1e6 }
-        #expect(intervals.allSatisfy { $0 > 0 }, "timestamps strictly increase")
-        let outliers = intervals.filter { abs($0 - 33.333) > 0.2 * 33.333 }
-        #expect(outliers.isEmpty, "every interval within 20% of 33.3 ms; outliers: \(outliers)")
-        let mean = intervals.reduce(0, +) / Double(max(intervals.count, 1))
-        let jitter = intervals.map { abs($0 - mean) }.max() ?? 0
-        print("synthetic 640x480@30 for 2 s: \(frames.count) frames, mean interval \(mean) ms, max deviation \(jitter) ms")
-        for frame in frames {
-            #expect(frame.dimensions == Dimensions(width: 640, height: 480))
-            #expect(frame.format == .nv12)
-            #expect(frame.strides == [640, 640])
-            #expect(frame.offsets.allSatisfy { $0 % 64 == 0 })
-            #expect(frame.rotation == .degrees90)
-        }
-    }
-
     @Test("I420 output has three 64-byte-aligned planes with aligned strides, odd sizes included")
     func i420Layout() {
         let buffer = VideoFrameBuffer(format: .i420, width: 641, height: 479)

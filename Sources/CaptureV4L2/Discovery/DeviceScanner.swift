@@ -1,11 +1,13 @@
 internal import CV4L2
 import CaptureCore
+import Logging
 
 /// Finds V4L2 capture devices and describes them: capabilities, formats, sizes, rates, position and rotation.
 struct DeviceScanner: Sendable {
     var driver: any V4L2Driver
     /// Whether the backend can convert a pixel format (a node with none is not listed).
     var canConvert: @Sendable (PixelFormat) -> Bool
+    var logger = Logger(label: "swift-camera-capture.v4l2")
 
     /// Where udev puts stable per-device links.
     static let byIDDirectory = "/dev/v4l/by-id"
@@ -20,9 +22,19 @@ struct DeviceScanner: Sendable {
         let links = byIDLinks()
         var devices: [CaptureDevice] = []
         for node in nodes() {
-            guard let device = try? describe(node, links: links),
-                device.formats.contains(where: { canConvert($0.pixelFormat) })
-            else { continue }
+            let device: CaptureDevice
+            do {
+                device = try describe(node, links: links)
+            } catch {
+                // A camera the user may not open is worth saying once per scan; other skipped nodes are routine.
+                let level: Logger.Level = error.code == .permissionDenied ? .notice : .debug
+                logger.log(level: level, "skipping \(node): \(error)")
+                continue
+            }
+            guard device.formats.contains(where: { canConvert($0.pixelFormat) }) else {
+                logger.debug("skipping \(node): no pixel format the capturer can convert")
+                continue
+            }
             devices.append(disambiguated(device))
         }
         return devices
