@@ -13,6 +13,8 @@ final class RecordingDelegate: CameraVideoCapturerDelegate {
         var offsets: [Int]
         var rotation: VideoRotation
         var firstLuma: UInt8
+        /// When the delegate received the frame (monotonic clock).
+        var deliveredNs: UInt64
     }
     let frames = Mutex<[Seen]>([])
     let stops = Mutex<[CaptureError?]>([])
@@ -23,7 +25,7 @@ final class RecordingDelegate: CameraVideoCapturerDelegate {
         let seen = Seen(
             timestampNs: frame.timestampNs, dimensions: frame.dimensions, format: frame.buffer.format,
             strides: frame.buffer.planes.map(\.stride), offsets: frame.buffer.planes.map(\.offset),
-            rotation: frame.rotation, firstLuma: luma)
+            rotation: frame.rotation, firstLuma: luma, deliveredNs: MonotonicClock.nowNs())
         frames.withLock { $0.append(seen) }
     }
     func capturer(_ capturer: CameraVideoCapturer, didDropFrameFor reason: FrameDropReason) {

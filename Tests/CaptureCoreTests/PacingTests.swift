@@ -35,7 +35,14 @@ struct PacingTests {
         #expect(outliers.isEmpty, "every interval within 20% of 33.3 ms; outliers: \(outliers)")
         let mean = intervals.reduce(0, +) / Double(max(intervals.count, 1))
         let jitter = intervals.map { abs($0 - mean) }.max() ?? 0
-        print("synthetic 640x480@30 for 2 s: \(frames.count) frames, mean interval \(mean) ms, max deviation \(jitter) ms")
+        // Delivery: when the frames really reached the delegate.
+        let delivery = zip(frames.dropFirst(), frames).map { Double($0.deliveredNs - $1.deliveredNs) / 1e6 }
+        let deliveryMean = delivery.reduce(0, +) / Double(max(delivery.count, 1))
+        let deliveryJitter = delivery.map { abs($0 - deliveryMean) }.max() ?? 0
+        #expect(abs(deliveryMean - 33.333) <= 0.1 * 33.333, "mean delivery interval \(deliveryMean) ms")
+        print(
+            "synthetic 640x480@30 for 2 s: \(frames.count) frames; timestamp interval mean \(mean) ms, max deviation"
+                + " \(jitter) ms; delivery interval mean \(deliveryMean) ms, max deviation \(deliveryJitter) ms")
         for frame in frames {
             #expect(frame.dimensions == Dimensions(width: 640, height: 480))
             #expect(frame.format == .nv12)

@@ -29,8 +29,10 @@ package final class PacedFrameLoop: Sendable {
         self.name = name
     }
 
-    /// Starts the thread; `body(frameIndex)` is called once per frame on it.
-    package func start(_ body: @escaping @Sendable (UInt64) -> Step) {
+    /// Starts the thread; `body(frameIndex, captureTimeNs)` is called once per frame on it. The capture time is the
+    /// frame's slot on the schedule (as a sensor's clock would stamp it, however late the thread woke), or the current
+    /// monotonic time when unpaced.
+    package func start(_ body: @escaping @Sendable (UInt64, UInt64) -> Step) {
         let alreadyStarted = state.withLock { state in
             defer { state.started = true }
             return state.started
@@ -44,7 +46,7 @@ package final class PacedFrameLoop: Sendable {
         thread.start()
     }
 
-    private func run(_ body: @Sendable (UInt64) -> Step) {
+    private func run(_ body: @Sendable (UInt64, UInt64) -> Step) {
         var next = MonotonicClock.nowNs()
         var index: UInt64 = 0
         while !stopRequested.load(ordering: .acquiring) {
@@ -57,7 +59,8 @@ package final class PacedFrameLoop: Sendable {
                 }
                 if stopRequested.load(ordering: .acquiring) { break }
             }
-            if case .finish = body(index) { break }
+            let captureTime = paced ? next : MonotonicClock.nowNs()
+            if case .finish = body(index, captureTime) { break }
             index += 1
             next += intervalNs
             let now = MonotonicClock.nowNs()

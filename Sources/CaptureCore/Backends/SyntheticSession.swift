@@ -32,13 +32,13 @@ package final class SyntheticSession: CaptureSession {
         let pattern = PatternBox(TestPattern(width: size.width, height: size.height))
         let events = self.events
         let pool = self.pool
-        loop.start { index in
+        loop.start { index, captureTime in
             guard let buffer = pool.take() else {
                 events.dropped(.poolExhausted)
                 return .continue
             }
             pattern.draw(frame: index, into: buffer)
-            events.frame(buffer, MonotonicClock.nowNs())
+            events.frame(buffer, captureTime)
             return .continue
         }
     }

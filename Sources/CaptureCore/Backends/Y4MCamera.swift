@@ -83,7 +83,7 @@ final class Y4MSession: CaptureSession {
         let pool = FrameBufferPool(format: configuration.output, dimensions: configuration.dimensions, capacity: 8)
         let events = self.events
         let loopAtEnd = self.loopAtEnd
-        loop.start { _ in
+        loop.start { _, captureTime in
             do throws(CaptureError) {
                 if try !box.reader.readFrame() {
                     guard loopAtEnd, box.reader.framesRead > 0 else {
@@ -106,7 +106,7 @@ final class Y4MSession: CaptureSession {
                 return .continue
             }
             box.reader.frame.withUnsafeBufferPointer { I420Copy.copy($0, into: buffer) }
-            events.frame(buffer, MonotonicClock.nowNs())
+            events.frame(buffer, captureTime)
             return .continue
         }
     }
