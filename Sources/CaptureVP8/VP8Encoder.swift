@@ -14,8 +14,10 @@ import Logging
 public final class VP8Encoder {
     /// The configuration in force (``setRates(bitrateKbps:fps:)`` updates its bit rate and frame rate).
     public private(set) var configuration: VP8EncoderConfiguration
-    /// The size and layout the encoder is currently initialised for, or `nil` before the first frame.
-    public private(set) var currentInput: (dimensions: Dimensions, format: OutputPixelFormat)?
+    /// The frame size the encoder is currently initialised for, or `nil` before the first frame.
+    public private(set) var currentDimensions: Dimensions?
+    /// The frame layout the encoder is currently initialised for, or `nil` before the first frame.
+    public private(set) var currentFormat: OutputPixelFormat?
     /// How many times libvpx was initialised (the first frame, then each size or layout change).
     public private(set) var initializationCount = 0
 
@@ -80,7 +82,7 @@ public final class VP8Encoder {
     ///   too small or with odd chroma strides), `invalidArgument` for a frame libvpx cannot take.
     public func encode(_ frame: VideoFrame, forceKeyFrame: Bool = false) throws(CaptureError) -> EncodedFrame? {
         let buffer = frame.buffer
-        if currentInput?.dimensions != buffer.dimensions || currentInput?.format != buffer.format {
+        if currentDimensions != buffer.dimensions || currentFormat != buffer.format {
             try initialize(dimensions: buffer.dimensions, format: buffer.format)
         }
         wrap(buffer)
@@ -158,7 +160,8 @@ public final class VP8Encoder {
             vpx_codec_destroy(context)
             initialized = false
         }
-        currentInput = nil
+        currentDimensions = nil
+        currentFormat = nil
         let config = configuration
         var status = vpx_codec_enc_config_default(vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {
@@ -203,7 +206,8 @@ public final class VP8Encoder {
         try control(VP8E_SET_TOKEN_PARTITIONS, config.tokenPartitions.trailingZeroBitCount)
         try control(VP8E_SET_MAX_INTRA_BITRATE_PCT, config.resolvedMaxIntraBitratePercent)
         try control(VP8E_SET_SCREEN_CONTENT_MODE, 0)
-        currentInput = (dimensions, format)
+        currentDimensions = dimensions
+        currentFormat = format
         initializationCount += 1
         logger.debug(
             "VP8 encoder initialised",

@@ -82,6 +82,7 @@ struct EncoderTests {
             results.append(try #require(try encoder.encode(frame)))
         }
         #expect(encoder.initializationCount == 3)
+        #expect(encoder.currentDimensions == small && encoder.currentFormat == .i420)
         #expect(results.map(\.isKeyFrame) == [true, false, true, true, false])
         #expect(results.map(\.dimensions) == [Self.vga, Self.vga, small, small, small])
         let decoder = try VP8Decoder()
