@@ -28,6 +28,7 @@ static const unsigned long CV4L2_VIDIOC_DQBUF = VIDIOC_DQBUF;
 static const unsigned long CV4L2_VIDIOC_STREAMON = VIDIOC_STREAMON;
 static const unsigned long CV4L2_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 static const unsigned long CV4L2_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
+static const unsigned long CV4L2_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
 static const unsigned long CV4L2_VIDIOC_QUERY_EXT_CTRL = VIDIOC_QUERY_EXT_CTRL;
 static const unsigned long CV4L2_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long CV4L2_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
@@ -40,6 +41,9 @@ static const unsigned long CV4L2_VIDIOC_S_INPUT = VIDIOC_S_INPUT;
 static const unsigned int CV4L2_CID_CAMERA_ORIENTATION = V4L2_CID_CAMERA_ORIENTATION;
 static const unsigned int CV4L2_CID_CAMERA_SENSOR_ROTATION = V4L2_CID_CAMERA_SENSOR_ROTATION;
 static const unsigned int CV4L2_CID_USER_BASE = V4L2_CID_USER_BASE;
+
+// 0x80000000 does not fit the Int32 Swift gives other flag macros; typed here as the u32 `id` field it is ORed into.
+static const unsigned int CV4L2_CTRL_FLAG_NEXT_CTRL = V4L2_CTRL_FLAG_NEXT_CTRL;
 
 // libv4l2 flags for v4l2_fd_open.
 static const int CV4L2_DISABLE_CONVERSION = V4L2_DISABLE_CONVERSION;

@@ -84,15 +84,7 @@ package final class Y4MReader {
     /// Opens `path` and reads its header.
     package init(path: String) throws(CaptureError) {
         self.path = path
-        let fd: FileDescriptor
-        do {
-            fd = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
-        } catch {
-            let errno = error as? Errno
-            throw CaptureError(
-                errno == .noSuchFileOrDirectory ? .deviceNotFound : .ioFailure, "cannot open the Y4M file",
-                device: path, call: "open", errno: errno)
-        }
+        let fd = try FileDescriptor.openForReading(path, what: "the Y4M file")
         do {
             var line: [UInt8] = []
             var byte: UInt8 = 0

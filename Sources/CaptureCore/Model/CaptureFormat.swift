@@ -16,11 +16,11 @@ public struct PixelFormatFlags: OptionSet, Sendable, Hashable, Codable {
     /// `V4L2_FMT_FLAG_CSC_COLORSPACE`.
     public static let cscColorspace = PixelFormatFlags(rawValue: 0x0020)
     /// `V4L2_FMT_FLAG_CSC_YCBCR_ENC` (also `V4L2_FMT_FLAG_CSC_HSV_ENC`).
-    public static let cscYCbCr = PixelFormatFlags(rawValue: 0x0040)
+    public static let cscYCbCr = PixelFormatFlags(rawValue: 0x0080)
     /// `V4L2_FMT_FLAG_CSC_QUANTIZATION`.
-    public static let cscQuantization = PixelFormatFlags(rawValue: 0x0080)
+    public static let cscQuantization = PixelFormatFlags(rawValue: 0x0100)
     /// `V4L2_FMT_FLAG_CSC_XFER_FUNC`.
-    public static let cscTransferFunction = PixelFormatFlags(rawValue: 0x0100)
+    public static let cscTransferFunction = PixelFormatFlags(rawValue: 0x0040)
     /// `V4L2_FMT_FLAG_META_LINE_BASED`.
     public static let metaLineBased = PixelFormatFlags(rawValue: 0x0200)
 }

@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// How `v4l2-ctl` prints numbers and flags, and how printed figures turn back into exact values.
+extension V4L2FormatList {
+    /// The flag names in the order `v4l2-ctl` prints them (`fmtdesc_def` in v4l-utils' `v4l2-info.cpp`):
+    /// table order, not bit order. The YCbCr-encoding bit is `csc-hsv` for the HSV formats.
+    static let flagNames: [(flag: PixelFormatFlags, name: String)] = [
+        (.compressed, "compressed"),
+        (.emulated, "emulated"),
+        (.continuousBytestream, "continuous-bytestream"),
+        (.dynamicResolution, "dyn-resolution"),
+        (.encoderCapFrameInterval, "enc-cap-frame-interval"),
+        (.cscColorspace, "csc-colorspace"),
+        (.cscYCbCr, "csc-ycbcr"),
+        (.cscQuantization, "csc-quantization"),
+        (.cscTransferFunction, "csc-xfer-func"),
+        (.metaLineBased, "meta-line-based"),
+    ]
+
+    /// `V4L2_PIX_FMT_HSV24` and `V4L2_PIX_FMT_HSV32`, for which `v4l2-ctl` names the encoding flag `csc-hsv`.
+    static let hsvFormats: Set<PixelFormat> = [PixelFormat(fourCC: "HSV3"), PixelFormat(fourCC: "HSV4")]
+        .compactMap { $0 }.reduce(into: []) { $0.insert($1) }
+
+    /// `fmtdesc2s`: the comma-separated flag names, unknown bits last as `0x%08x`.
+    static func flagText(_ flags: PixelFormatFlags, pixelFormat: PixelFormat) -> String {
+        var remaining = flags.rawValue
+        var names: [String] = []
+        for (flag, name) in flagNames where remaining & flag.rawValue != 0 {
+            names.append(flag == .cscYCbCr && hsvFormats.contains(pixelFormat) ? "csc-hsv" : name)
+            remaining &= ~flag.rawValue
+        }
+        if remaining != 0 { names.append("0x" + hex8(remaining)) }
+        return names.joined(separator: ", ")
+    }
+
+    /// The flag a printed name stands for: a known name (including `csc-hsv`), or a hexadecimal value as
+    /// `v4l2-ctl` prints unknown bits (`0x00000400`, or `00000400` in old versions).
+    static func flag(named name: some StringProtocol) -> PixelFormatFlags? {
+        if name == "csc-hsv" { return .cscYCbCr }
+        if let known = flagNames.first(where: { $0.name == name }) { return known.flag }
+        let digits = name.hasPrefix("0x") ? Substring(name.dropFirst(2)) : Substring(name)
+        guard digits.count == 8, let bits = UInt32(digits, radix: 16), bits != 0 else { return nil }
+        return PixelFormatFlags(rawValue: bits)
+    }
+
+    static func hex8(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    /// `printf("%.3f", value)`, exactly as the C library formats it (the same code `v4l2-ctl` runs).
+    static func fixed3(_ value: Double) -> String {
+        var capacity = 64
+        while true {
+            let (written, text) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in
+                let written = withVaList([value]) { vsnprintf(buffer.baseAddress, capacity, "%.3f", $0) }
+                let count = Int(max(0, min(written, Int32(capacity - 1))))
+                let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
+                return (Int(written), String(decoding: bytes, as: UTF8.self))
+            }
+            if written < capacity { return text }
+            capacity = written + 1
+        }
+    }
+
+    /// `fract2sec`: the interval in seconds, `%.3f`.
+    static func secondsText(_ interval: FrameInterval) -> String {
+        fixed3(Double(interval.numerator) / Double(interval.denominator))
+    }
+
+    /// `fract2fps`: the rate, `%.3f`.
+    static func fpsText(_ interval: FrameInterval) -> String {
+        fixed3(Double(interval.denominator) / Double(interval.numerator))
+    }
+
+    /// Whether `text` is a figure as `%.3f` prints a finite non-negative number: digits, a point, three digits.
+    static func isFigure(_ text: some StringProtocol) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].count == 3
+            && parts.allSatisfy { $0.allSatisfy { $0.isASCII && $0.isNumber } }
+    }
+
+    /// An exact interval `n/d` whose seconds print as `seconds` and, when given, whose rate prints as `fps`.
+    ///
+    /// Numerators 1 (whole rates), 2 (half rates such as 12.5 and 7.5 fps) and 1001 over a multiple of 1000 (the
+    /// NTSC family, 30000/1001 fps) are tried first, in that order, each with the smallest denominator that fits;
+    /// otherwise the simplest
+    /// fraction (smallest numerator and denominator) that reproduces the figures. So "0.033s (30.000 fps)" is 1/30,
+    /// "0.080s (12.500 fps)" 2/25 and "0.033s (29.970 fps)" 1001/30000. Returns `nil` when no fraction with a
+    /// numerator below a million reproduces the figures.
+    static func interval(seconds: String, fps: String?) -> FrameInterval? {
+        guard isFigure(seconds), let s = Double(seconds) else { return nil }
+        var f: Double?
+        if let fps {
+            guard isFigure(fps), let value = Double(fps) else { return nil }
+            f = value
+        }
+        let half = 0.0005
+        /// The smallest denominator `d`, a multiple of `multiple`, for which `n/d` prints as the figures.
+        func denominator(for n: Int, multiple: Int = 1) -> Int? {
+            let nd = Double(n)
+            // Denominators allowed by each figure, widened by one for the rounding of the bounds.
+            var low = (nd / (s + half)).rounded(.down) - 1
+            var high = s > half ? (nd / (s - half)).rounded(.up) + 1 : (f == nil ? low + 3 : .infinity)
+            if let f {
+                low = max(low, (f - half) * nd - 1)
+                high = min(high, (f + half) * nd + 1)
+            }
+            guard high >= max(low, 1), high < Double(UInt32.max) else { return nil }
+            var d = max(1, Int(low.rounded(.up)))
+            d = (d + multiple - 1) / multiple * multiple
+            while Double(d) <= high {
+                let candidate = FrameInterval(numerator: UInt32(n), denominator: UInt32(d))
+                if secondsText(candidate) == seconds, f == nil || fpsText(candidate) == fps { return d }
+                d += multiple
+            }
+            return nil
+        }
+        // n/d ≈ s with d ≥ 1 means n ≥ s - half: start there rather than at 1 for long intervals.
+        let first = max(1, Int((s - half).rounded(.down)))
+        for (n, multiple) in [(1, 1), (2, 1), (1001, 1000)] {
+            if let d = denominator(for: n, multiple: multiple) {
+                return FrameInterval(numerator: UInt32(n), denominator: UInt32(d))
+            }
+        }
+        for n in first..<(first + 1_000_000) {
+            if let d = denominator(for: n) { return FrameInterval(numerator: UInt32(n), denominator: UInt32(d)) }
+        }
+        return nil
+    }
+}

@@ -1,1 +1,0 @@
-// CaptureV4L2: filled in by its issue.

@@ -1,0 +1,47 @@
+import CaptureCore
+import SystemPackage
+
+extension Errno {
+    /// `ENODEV` (swift-system spells it after its BSD message, "Operation not supported by device").
+    static var noDevice: Errno { .operationNotSupportedByDevice }
+}
+
+extension CaptureError {
+    /// The capture error a failed V4L2 call means, naming `device` and the call.
+    ///
+    /// `ENOENT`/`ENXIO`/`ENODEV` at `open` → not found; `EACCES`/`EPERM` → permission denied (with the fix);
+    /// `EBUSY` → busy; `ENOSPC` at `VIDIOC_STREAMON` → USB bandwidth; `EINVAL` at `VIDIOC_S_FMT` or
+    /// `VIDIOC_TRY_FMT` →
+    /// format not supported; `EINVAL`/`ENOTTY` at `VIDIOC_QUERYCAP` → not a V4L2 device; `ENODEV`/`EIO` elsewhere →
+    /// disconnected; anything else → a driver error.
+    init(_ error: V4L2Error, device: String) {
+        let errno = error.errno
+        let code: Code
+        let message: String
+        switch (error.call, errno) {
+        case ("open", .noSuchFileOrDirectory), ("open", .noSuchAddressOrDevice), ("open", .noDevice):
+            (code, message) = (.deviceNotFound, "no such video device")
+        case (_, .permissionDenied), (_, .notPermitted):
+            (code, message) = (
+                .permissionDenied,
+                "permission denied: add the user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+            )
+        case (_, .resourceBusy):
+            (code, message) = (.deviceBusy, "the device is in use by another process")
+        case ("VIDIOC_STREAMON", .noSpace):
+            (code, message) = (
+                .bandwidthExceeded,
+                "not enough USB bandwidth for this format: choose a smaller size, a lower rate, or a compressed format"
+            )
+        case ("VIDIOC_S_FMT", .invalidArgument), ("VIDIOC_TRY_FMT", .invalidArgument):
+            (code, message) = (.formatNotSupported, "the driver rejected the format")
+        case ("VIDIOC_QUERYCAP", .invalidArgument), ("VIDIOC_QUERYCAP", .inappropriateIOCTLForDevice):
+            (code, message) = (.notACaptureDevice, "not a V4L2 device")
+        case (_, .noDevice), (_, .ioError):
+            (code, message) = (.deviceDisconnected, "the device was disconnected")
+        default:
+            (code, message) = (.driverError, "\(error.call) failed")
+        }
+        self.init(code, message, device: device, call: error.call, errno: errno)
+    }
+}

@@ -1,0 +1,170 @@
+import CaptureCore
+import Logging
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The capture thread's work: wait for a filled buffer, convert it into a pooled frame buffer, give the driver
+/// buffer back, deliver the frame; restart a stalled stream once; end on disconnection or a driver error.
+final class CaptureLoop: @unchecked Sendable {
+    // Why @unchecked Sendable is safe: `stream`, `pool`, `timestamps` and `restartedSinceLastFrame` are touched only
+    // by the capture thread, which receives the loop before it starts (thread creation orders the handover) and
+    // owns it until `run()` returns. The session reads `timestampSummary` only after joining that thread (the
+    // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is
+    // atomic; everything else is immutable and Sendable.
+
+    private let stream: V4L2Stream
+    private let events: CaptureSessionEvents
+    private let conversion: FrameConversion
+    private let pool: FrameBufferPool
+    private let logger: Logger
+    /// Set by ``CaptureSession/stop()``; the loop checks it at least every ``pollSliceMs``.
+    let stopRequested = Atomic<Bool>(false)
+    /// No frame for this long restarts the stream once, then fails it: max(1 s, 5 frame intervals) unless given.
+    let stallTimeoutNs: UInt64
+    /// The longest single `poll` wait, so a stop request is noticed promptly.
+    static let pollSliceMs: UInt64 = 100
+
+    private var timestamps: FrameTimestamps
+    private(set) var frameCount = 0
+    /// Frames the driver's sequence numbers show it skipped (it had no free buffer, or fell behind).
+    private(set) var driverSkippedFrames = 0
+
+    init(
+        stream: V4L2Stream, output: OutputPixelFormat, bufferCount: Int, events: CaptureSessionEvents,
+        conversion: FrameConversion, logger: Logger, stallTimeoutNs: UInt64? = nil
+    ) {
+        self.stream = stream
+        self.events = events
+        self.conversion = conversion
+        self.logger = logger
+        self.pool = FrameBufferPool(format: output, dimensions: stream.format.dimensions, capacity: bufferCount + 4)
+        let intervalNs = stream.fps > 0 ? UInt64(1e9 / stream.fps) : 1_000_000_000
+        self.timestamps = FrameTimestamps(frameIntervalNs: stream.fps > 0 ? intervalNs : 0)
+        self.stallTimeoutNs = stallTimeoutNs ?? max(1_000_000_000, 5 * intervalNs)
+    }
+
+    /// Whether frames carried the driver's timestamps, and why not if they did not.
+    var timestampSummary: (driver: Bool, reason: String?) {
+        (timestamps.usingDriverTimestamps, timestamps.fallbackReason)
+    }
+
+    /// Runs until stopped or the stream fails, then releases the device and, unless stopped, reports the end.
+    func run() {
+        let failure = capture()
+        stream.close()
+        if let failure, !stopRequested.load(ordering: .acquiring) {
+            logger.debug("capture ended", metadata: ["device": "\(stream.node)", "error": "\(failure)"])
+            events.ended(failure)
+        }
+    }
+
+    /// The loop; returns the error that ended it, or `nil` when stopped.
+    private func capture() -> CaptureError? {
+        var lastProgressNs = MonotonicClock.nowNs()
+        var restarted = false
+        var lastSequence: UInt32?
+        let events = Int16(POLLIN | POLLPRI)
+        while !stopRequested.load(ordering: .acquiring) {
+            let now = MonotonicClock.nowNs()
+            let waited = now &- lastProgressNs
+            if waited >= stallTimeoutNs {
+                if restarted {
+                    return CaptureError(
+                        .streamStalled, "no frame for \(waited / 1_000_000) ms, even after restarting the stream",
+                        device: stream.node, call: "VIDIOC_DQBUF")
+                }
+                logger.debug("stream stalled; restarting it", metadata: ["device": "\(stream.node)"])
+                do {
+                    try stream.restart()
+                } catch {
+                    return CaptureError(error, device: stream.node)
+                }
+                restarted = true
+                lastSequence = nil  // Sequence numbers restart with the stream.
+                lastProgressNs = MonotonicClock.nowNs()
+                continue
+            }
+            let sliceMs = min(Self.pollSliceMs, (stallTimeoutNs - waited) / 1_000_000 + 1)
+            let revents: Int16
+            do {
+                revents = try stream.handle.poll(events: events, timeoutMs: Int32(sliceMs))
+            } catch {
+                return CaptureError(error, device: stream.node)
+            }
+            guard revents != 0 else { continue }
+            let buffer: DequeuedBuffer?
+            do {
+                buffer = try stream.handle.dequeueBuffer(stream.type)
+            } catch {
+                return CaptureError(error, device: stream.node)
+            }
+            guard let buffer else {
+                // Readable with an error flag but nothing to dequeue: back off instead of spinning.
+                if revents & Int16(POLLERR | POLLHUP) != 0 { usleep(10_000) }
+                continue
+            }
+            let dequeuedNs = MonotonicClock.nowNs()
+            if let lastSequence, buffer.sequence > lastSequence &+ 1 {
+                driverSkippedFrames += Int(buffer.sequence - lastSequence - 1)
+            }
+            lastSequence = buffer.sequence
+            let frame = process(buffer, dequeuedNs: dequeuedNs)
+            do {
+                try stream.handle.queueBuffer(stream.type, index: buffer.index)
+            } catch {
+                return CaptureError(error, device: stream.node)
+            }
+            lastProgressNs = dequeuedNs
+            restarted = false
+            if let frame {
+                frameCount += 1
+                self.events.frame(frame.buffer, frame.timestampNs)
+            }
+        }
+        return nil
+    }
+
+    /// Converts a dequeued buffer into a pooled frame buffer, or reports why it is dropped.
+    private func process(
+        _ buffer: DequeuedBuffer, dequeuedNs: UInt64
+    ) -> (buffer: VideoFrameBuffer, timestampNs: UInt64)? {
+        let mappings = stream.mappings
+        guard mappings.indices.contains(buffer.index) else {
+            events.dropped(.corruptBuffer)
+            return nil
+        }
+        if buffer.hasError {
+            events.dropped(.corruptBuffer)
+            return nil
+        }
+        let format = stream.format
+        let mapping = mappings[buffer.index]
+        let used = min(buffer.bytesUsed, mapping.length)
+        let minimum =
+            conversion.minimumFrameBytes(
+                format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
+        if used < minimum {
+            events.dropped(.shortBuffer)
+            return nil
+        }
+        guard let output = pool.take() else {
+            events.dropped(.poolExhausted)
+            return nil
+        }
+        do {
+            try conversion.convert(
+                UnsafeRawBufferPointer(start: mapping.address, count: used), format.pixelFormat,
+                format.dimensions.width, format.dimensions.height, format.bytesPerLine, output)
+        } catch {
+            events.dropped(.conversionFailed)
+            return nil
+        }
+        return (output, timestamps.next(driverNs: buffer.monotonicTimestampNs, nowNs: dequeuedNs))
+    }
+}

@@ -1,0 +1,80 @@
+import CaptureCore
+
+/// The exit status of `capturer-probe`, one per class of failure.
+struct ExitStatus: RawRepresentable, Hashable, Sendable {
+    var rawValue: Int32
+
+    static let success = ExitStatus(rawValue: 0)
+    /// Any other failure.
+    static let failure = ExitStatus(rawValue: 1)
+    /// Bad arguments (the argument parser's own status, `EX_USAGE`).
+    static let usage = ExitStatus(rawValue: 64)
+    /// No such device, file or id.
+    static let deviceNotFound = ExitStatus(rawValue: 3)
+    /// The path is not a video-capture device (a regular file, `/dev/null`, a metadata node).
+    static let notACaptureDevice = ExitStatus(rawValue: 4)
+    /// The device is in use by another process.
+    static let deviceBusy = ExitStatus(rawValue: 5)
+    /// Not allowed to open the device or file.
+    static let permissionDenied = ExitStatus(rawValue: 6)
+    /// A malformed format-list dump or media file.
+    static let malformedInput = ExitStatus(rawValue: 7)
+    /// The output file cannot be written.
+    static let outputNotWritable = ExitStatus(rawValue: 8)
+    /// Capturing, encoding or decoding failed once started.
+    static let captureFailed = ExitStatus(rawValue: 9)
+    /// The device offers no format the capturer can use.
+    static let noUsableFormat = ExitStatus(rawValue: 10)
+
+    /// The status for a ``CaptureError`` code.
+    init(_ code: CaptureError.Code) {
+        switch code {
+        case .deviceNotFound: self = .deviceNotFound
+        case .notACaptureDevice: self = .notACaptureDevice
+        case .deviceBusy: self = .deviceBusy
+        case .permissionDenied: self = .permissionDenied
+        case .malformedFormatList, .malformedFile: self = .malformedInput
+        case .noUsableFormat, .formatNotSupported: self = .noUsableFormat
+        case .invalidArgument: self = .usage
+        default: self = .captureFailed
+        }
+    }
+
+    init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// What to do about an error with `code`.
+    static func hint(for code: CaptureError.Code) -> String? {
+        switch code {
+        case .deviceNotFound: "run 'capturer-probe list' to see the cameras"
+        case .notACaptureDevice: "pass a /dev/videoN capture node, an id from 'capturer-probe list', 'synthetic' or a .y4m file"
+        case .deviceBusy: "another program is using the camera; close it and retry"
+        case .permissionDenied: "add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+        case .malformedFormatList: "pass the unmodified output of 'v4l2-ctl --list-formats-ext'"
+        case .malformedFile: "check the file is complete and in the expected format"
+        case .noUsableFormat, .formatNotSupported: "see 'capturer-probe formats' for what the device offers"
+        default: nil
+        }
+    }
+
+    /// The table printed in `--help` and the README.
+    static let table = """
+          0  success
+          1  other failure
+          3  device not found (no such node, id or file)
+          4  not a capture device (a regular file, /dev/null, a metadata node)
+          5  device busy (another program is capturing)
+          6  permission denied (not in the 'video' group)
+          7  malformed input file (format-list dump, Y4M file)
+          8  output file not writable (checked before capturing)
+          9  capture, encoding or decoding failed
+         10  no usable format on the device
+         64  usage error (bad or missing argument, e.g. --target 0x0)
+        """
+}
+
+/// A failure of the tool itself (not of the capture library), with its exit status.
+struct ProbeFailure: Error {
+    var status: ExitStatus
+    var message: String
+    var hint: String?
+}

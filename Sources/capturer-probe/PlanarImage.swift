@@ -1,0 +1,119 @@
+import CaptureCore
+import Foundation
+
+/// An 8-bit I420 picture copied out of a frame buffer (packed planes, no padding), so that the pooled buffer can go
+/// back to its pool.
+struct PlanarImage: Sendable {
+    var width: Int
+    var height: Int
+    var y: [UInt8]
+    var u: [UInt8]
+    var v: [UInt8]
+
+    var chromaWidth: Int { (width + 1) / 2 }
+    var chromaHeight: Int { (height + 1) / 2 }
+    var byteCount: Int { y.count + u.count + v.count }
+
+    /// Copies `buffer` (NV12 or I420) into I420 planes.
+    init(copying buffer: VideoFrameBuffer) {
+        width = buffer.width
+        height = buffer.height
+        y = buffer.packedBytes(plane: 0)
+        switch buffer.format {
+        case .i420:
+            u = buffer.packedBytes(plane: 1)
+            v = buffer.packedBytes(plane: 2)
+        case .nv12:
+            let interleaved = buffer.packedBytes(plane: 1)
+            let count = interleaved.count / 2
+            u = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                for index in 0..<count { out[index] = interleaved[2 * index] }
+                initialized = count
+            }
+            v = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                for index in 0..<count { out[index] = interleaved[2 * index + 1] }
+                initialized = count
+            }
+        }
+    }
+
+    init(width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.y = y
+        self.u = u
+        self.v = v
+    }
+
+    /// Interleaved 8-bit RGB, BT.601 limited range, chroma upsampled by replication.
+    func rgb() -> [UInt8] {
+        let chromaWidth = self.chromaWidth
+        return [UInt8](unsafeUninitializedCapacity: width * height * 3) { out, initialized in
+            var index = 0
+            for row in 0..<height {
+                let chromaRow = (row / 2) * chromaWidth
+                for column in 0..<width {
+                    let c = 298 * (Int(y[row * width + column]) - 16) + 128
+                    let chroma = chromaRow + column / 2
+                    let d = Int(u[chroma]) - 128
+                    let e = Int(v[chroma]) - 128
+                    out[index] = Self.clamp((c + 409 * e) >> 8)
+                    out[index + 1] = Self.clamp((c - 100 * d - 208 * e) >> 8)
+                    out[index + 2] = Self.clamp((c + 516 * d) >> 8)
+                    index += 3
+                }
+            }
+            initialized = index
+        }
+    }
+
+    private static func clamp(_ value: Int) -> UInt8 { UInt8(min(max(value, 0), 255)) }
+}
+
+/// Squared error between two pictures of the same size, per plane.
+struct PictureError: Sendable {
+    var lumaSSE: UInt64 = 0
+    var chromaSSE: UInt64 = 0
+    var lumaSamples = 0
+    var chromaSamples = 0
+
+    /// The error between `a` and `b`, or `nil` when their sizes differ.
+    init?(_ a: PlanarImage, _ b: PlanarImage) {
+        guard a.width == b.width, a.height == b.height else { return nil }
+        lumaSSE = Self.sse(a.y, b.y)
+        chromaSSE = Self.sse(a.u, b.u) + Self.sse(a.v, b.v)
+        lumaSamples = a.y.count
+        chromaSamples = a.u.count + a.v.count
+    }
+
+    init() {}
+
+    static func + (lhs: PictureError, rhs: PictureError) -> PictureError {
+        var sum = PictureError()
+        sum.lumaSSE = lhs.lumaSSE + rhs.lumaSSE
+        sum.chromaSSE = lhs.chromaSSE + rhs.chromaSSE
+        sum.lumaSamples = lhs.lumaSamples + rhs.lumaSamples
+        sum.chromaSamples = lhs.chromaSamples + rhs.chromaSamples
+        return sum
+    }
+
+    /// PSNR in dB over all three planes (capped at 99 for identical pictures, as libvpx reports).
+    var psnr: Double { Self.psnr(sse: lumaSSE + chromaSSE, samples: lumaSamples + chromaSamples) }
+    /// PSNR of the luma plane.
+    var lumaPSNR: Double { Self.psnr(sse: lumaSSE, samples: lumaSamples) }
+
+    static func psnr(sse: UInt64, samples: Int) -> Double {
+        guard samples > 0 else { return 0 }
+        guard sse > 0 else { return 99 }
+        return min(99, 10 * log10(255 * 255 * Double(samples) / Double(sse)))
+    }
+
+    private static func sse(_ a: [UInt8], _ b: [UInt8]) -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<min(a.count, b.count) {
+            let difference = Int(a[index]) - Int(b[index])
+            total += UInt64(difference * difference)
+        }
+        return total
+    }
+}

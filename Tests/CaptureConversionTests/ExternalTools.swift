@@ -1,0 +1,48 @@
+import Foundation
+
+/// External programs some tests compare against; a missing one skips those tests with a printed note.
+enum ExternalTools {
+    /// `ffmpeg`, to make test JPEGs and decode them independently.
+    static let ffmpeg = find("ffmpeg", purpose: "MJPEG tests against FFmpeg's decoder")
+    /// `cjpeg` (libjpeg-turbo-progs), to make 4:2:2 JPEGs with UVC's Y 2x1 / chroma 1x1 sampling.
+    static let cjpeg = find("cjpeg", purpose: "the UVC-style 4:2:2 JPEG test (apt-get install libjpeg-turbo-progs)")
+
+    private static func find(_ name: String, purpose: String) -> URL? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        for directory in paths {
+            let url = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        FileHandle.standardError.write(Data("NOTE: \(name) not found on PATH: skipping \(purpose)\n".utf8))
+        return nil
+    }
+
+    /// Runs `tool` with `arguments`, standard output to `output` if given; throws when it fails.
+    static func run(_ tool: URL, _ arguments: [String], output: URL? = nil) throws {
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = arguments
+        if let output {
+            guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+                throw ToolFailure(description: "cannot create \(output.path)")
+            }
+            process.standardOutput = try FileHandle(forWritingTo: output)
+        }
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ToolFailure(description: "\(tool.lastPathComponent) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+    }
+
+    struct ToolFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A fresh temporary directory for one test.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("conversion-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

@@ -1,0 +1,187 @@
+import CaptureCore
+import Foundation
+import Synchronization
+import Testing
+
+/// Records what a delegate sees, keeping no frame (holding frames would starve the capturer's buffer pool).
+final class RecordingDelegate: CameraVideoCapturerDelegate {
+    struct Seen: Sendable {
+        var timestampNs: UInt64
+        var dimensions: Dimensions
+        var format: OutputPixelFormat
+        var strides: [Int]
+        var offsets: [Int]
+        var rotation: VideoRotation
+        var firstLuma: UInt8
+    }
+    let frames = Mutex<[Seen]>([])
+    let stops = Mutex<[CaptureError?]>([])
+    let drops = Mutex<[FrameDropReason]>([])
+
+    func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
+        let luma = frame.buffer.withUnsafeBytes(plane: 0) { $0[0] }
+        let seen = Seen(
+            timestampNs: frame.timestampNs, dimensions: frame.dimensions, format: frame.buffer.format,
+            strides: frame.buffer.planes.map(\.stride), offsets: frame.buffer.planes.map(\.offset),
+            rotation: frame.rotation, firstLuma: luma)
+        frames.withLock { $0.append(seen) }
+    }
+    func capturer(_ capturer: CameraVideoCapturer, didDropFrameFor reason: FrameDropReason) {
+        drops.withLock { $0.append(reason) }
+    }
+    func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?) {
+        stops.withLock { $0.append(error) }
+    }
+    var count: Int { frames.withLock { $0.count } }
+}
+
+@Suite("CameraVideoCapturer with the synthetic camera", .serialized)
+struct CameraVideoCapturerTests {
+    @Test("640x480@30 for 2 s: count, pacing, timestamps, geometry, rotation; stop ends delivery")
+    func pacing() async throws {
+        let delegate = RecordingDelegate()
+        let capturer = CameraVideoCapturer(delegate: delegate)
+        capturer.deviceOrientation = .portrait
+        let configuration = try await capturer.startCapture(target: Dimensions(width: 640, height: 480))
+        #expect(configuration.granted.dimensions == Dimensions(width: 640, height: 480))
+        #expect(configuration.granted.fps == 30)
+        #expect(capturer.captureState == .running)
+        try await Task.sleep(for: .seconds(2))
+        await capturer.stopCapture()
+        #expect(capturer.captureState == .idle)
+        let frames = delegate.frames.withLock { $0 }
+        let countAtStop = frames.count
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(delegate.count == countAtStop, "no frame after stopCapture() returned")
+        #expect(delegate.stops.withLock { $0.count } == 1)
+
+        #expect(abs(frames.count - 60) <= 6, "frame count \(frames.count) within 10% of 60")
+        let intervals = zip(frames.dropFirst(), frames).map { Double($0.timestampNs - $1.timestampNs) / 1e6 }
+        #expect(intervals.allSatisfy { $0 > 0 }, "timestamps strictly increase")
+        let outliers = intervals.filter { abs($0 - 33.333) > 0.2 * 33.333 }
+        #expect(outliers.isEmpty, "every interval within 20% of 33.3 ms; outliers: \(outliers)")
+        let mean = intervals.reduce(0, +) / Double(max(intervals.count, 1))
+        let jitter = intervals.map { abs($0 - mean) }.max() ?? 0
+        print("synthetic 640x480@30 for 2 s: \(frames.count) frames, mean interval \(mean) ms, max deviation \(jitter) ms")
+        for frame in frames {
+            #expect(frame.dimensions == Dimensions(width: 640, height: 480))
+            #expect(frame.format == .nv12)
+            #expect(frame.strides == [640, 640])
+            #expect(frame.offsets.allSatisfy { $0 % 64 == 0 })
+            #expect(frame.rotation == .degrees90)
+        }
+    }
+
+    @Test("I420 output has three 64-byte-aligned planes with aligned strides, odd sizes included")
+    func i420Layout() {
+        let buffer = VideoFrameBuffer(format: .i420, width: 641, height: 479)
+        #expect(buffer.planes.count == 3)
+        #expect(buffer.planes.map(\.rowBytes) == [641, 321, 321])
+        #expect(buffer.planes.map(\.rows) == [479, 240, 240])
+        #expect(buffer.planes.allSatisfy { $0.stride % 64 == 0 && $0.offset % 64 == 0 })
+        let nv12 = VideoFrameBuffer(format: .nv12, width: 641, height: 479)
+        #expect(nv12.planes.map(\.rowBytes) == [641, 642])
+    }
+
+    @Test("the frame stream delivers, keeps the newest frames for a slow consumer, counts drops, ends at stop")
+    func stream() async throws {
+        let capturer = CameraVideoCapturer()
+        capturer.isPaced = false
+        let stream = capturer.frames(bufferingNewest: 2)
+        try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
+        var received = 0
+        var last: UInt64 = 0
+        for await frame in stream {
+            #expect(frame.timestampNs > last)
+            last = frame.timestampNs
+            received += 1
+            if received == 5 {
+                try await Task.sleep(for: .milliseconds(100))  // a slow consumer
+            }
+            if received == 10 { break }
+        }
+        #expect(received == 10)
+        #expect(stream.droppedFrames > 0, "an unpaced camera outruns a consumer that sleeps")
+
+        // A consumer still waiting on a stream sees it end when capture stops.
+        let second = capturer.frames(bufferingNewest: 1)
+        let consumer = Task {
+            var count = 0
+            for await _ in second { count += 1 }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        await capturer.stopCapture()
+        let consumed = await consumer.value
+        #expect(consumed > 0)
+    }
+
+    @Test("rotation follows orientation changes and keeps the previous value for face up/down/unknown")
+    func rotationChanges() async throws {
+        let capturer = CameraVideoCapturer(provider: .synthetic(position: .back))
+        #expect(capturer.rotation == .degrees0, "0 before any orientation is known")
+        try await capturer.startCapture(target: Dimensions(width: 320, height: 240), position: .back)
+        capturer.deviceOrientation = .landscapeRight
+        #expect(capturer.rotation == .degrees180)
+        capturer.deviceOrientation = .faceUp
+        #expect(capturer.rotation == .degrees180)
+        capturer.deviceOrientation = .portraitUpsideDown
+        #expect(capturer.rotation == .degrees270)
+        capturer.deviceOrientation = .unknown
+        #expect(capturer.rotation == .degrees270)
+        await capturer.stopCapture()
+    }
+
+    @Test("starting twice is an invalid-state error; stop is idempotent; a restart works")
+    func stateMachine() async throws {
+        let capturer = CameraVideoCapturer()
+        await capturer.stopCapture()
+        try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
+        await #expect(throws: CaptureError.self) {
+            try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
+        }
+        await capturer.stopCapture()
+        await capturer.stopCapture()
+        try await capturer.startCapture(target: Dimensions(width: 640, height: 360))
+        #expect(capturer.configuration?.granted.dimensions == Dimensions(width: 640, height: 360))
+        await capturer.stopCapture()
+    }
+
+    @Test("a format the device does not list, or a bad rate, is a typed error")
+    func badArguments() async throws {
+        let capturer = CameraVideoCapturer()
+        let device = try #require(capturer.captureDevices().first)
+        let bogus = CaptureFormat(.yuyv, 123, 45, fps: [30])
+        do {
+            try await capturer.startCapture(device: device, format: bogus, fps: 30)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .formatNotSupported)
+        }
+        do {
+            try await capturer.startCapture(device: device, format: device.formats[0], fps: 0)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+        #expect(capturer.captureState != .running)
+    }
+
+    @Test("the synthetic camera draws a moving picture")
+    func pictureMoves() async throws {
+        let capturer = CameraVideoCapturer()
+        capturer.outputPixelFormat = .i420
+        capturer.isPaced = false
+        let stream = capturer.frames(bufferingNewest: 8)
+        try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
+        var planes: [[UInt8]] = []
+        for await frame in stream {
+            #expect(frame.buffer.format == .i420)
+            planes.append(frame.buffer.packedBytes(plane: 0))
+            if planes.count == 3 { break }
+        }
+        await capturer.stopCapture()
+        #expect(planes.count == 3)
+        #expect(planes[0] != planes[1] && planes[1] != planes[2])
+    }
+}
