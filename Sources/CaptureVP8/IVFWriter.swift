@@ -38,7 +38,7 @@ public final class IVFWriter {
 
     /// Creates (or truncates) `path` and writes the header for frames of `dimensions`.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when the file cannot be created or written, `invalidArgument` for a size
+    /// - Throws: `CaptureError` `ioFailure` when the file cannot be created or written, `invalidArgument` for a size
     ///   an IVF header cannot hold (above 65535 a side).
     public init(
         path: String, dimensions: Dimensions, timebase: IVFTimebase = .frameIndex(fps: 30)
@@ -60,7 +60,7 @@ public final class IVFWriter {
 
     /// Appends an encoded frame; its pts follows the writer's ``timebase``.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when writing fails, `invalidState` after ``close()``.
+    /// - Throws: `CaptureError` `ioFailure` when writing fails, `invalidState` after ``close()``.
     public func write(_ frame: EncodedFrame) throws(CaptureError) {
         let pts: UInt64
         switch timebase {
@@ -77,7 +77,7 @@ public final class IVFWriter {
 
     /// Appends one frame with an explicit pts. A pts not above the previous one is raised to keep pts increasing.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when writing fails, `invalidArgument` for an empty or over-4-GiB frame,
+    /// - Throws: `CaptureError` `ioFailure` when writing fails, `invalidArgument` for an empty or over-4-GiB frame,
     ///   `invalidState` after ``close()``.
     public func write(_ bytes: [UInt8], pts: UInt64) throws(CaptureError) {
         guard !bytes.isEmpty, bytes.count <= Int(UInt32.max) else {
@@ -97,7 +97,7 @@ public final class IVFWriter {
 
     /// Patches the frame count into the header and closes the file. Idempotent.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when the header cannot be rewritten.
+    /// - Throws: `CaptureError` `ioFailure` when the header cannot be rewritten.
     public func close() throws(CaptureError) {
         guard let file else { return }
         self.file = nil

@@ -31,7 +31,7 @@ public final class VP8Encoder {
 
     /// Creates an encoder; libvpx is initialised when the first frame arrives.
     ///
-    /// - Throws: ``CaptureError`` `invalidArgument` when the configuration is out of range.
+    /// - Throws: `CaptureError` `invalidArgument` when the configuration is out of range.
     public init(configuration: VP8EncoderConfiguration = VP8EncoderConfiguration()) throws(CaptureError) {
         try configuration.validate()
         self.configuration = configuration
@@ -57,7 +57,7 @@ public final class VP8Encoder {
 
     /// Changes the target bit rate and frame rate of a running encoder (`vpx_codec_enc_config_set`).
     ///
-    /// - Throws: ``CaptureError`` `invalidArgument` for a bit rate below 1 kbit/s or a frame rate below 1 (as WebRTC
+    /// - Throws: `CaptureError` `invalidArgument` for a bit rate below 1 kbit/s or a frame rate below 1 (as WebRTC
     ///   rejects), or the libvpx error when libvpx refuses the change.
     public func setRates(bitrateKbps: Int, fps: Double) throws(CaptureError) {
         var updated = configuration
@@ -78,7 +78,7 @@ public final class VP8Encoder {
     /// Encodes one frame.
     ///
     /// - Returns: The encoded frame, or `nil` when libvpx's rate control dropped it (`rc_dropframe_thresh`).
-    /// - Throws: ``CaptureError`` `conversionFailed` when libvpx fails to initialise or encode (for example a frame
+    /// - Throws: `CaptureError` `conversionFailed` when libvpx fails to initialise or encode (for example a frame
     ///   too small or with odd chroma strides), `invalidArgument` for a frame libvpx cannot take.
     public func encode(_ frame: VideoFrame, forceKeyFrame: Bool = false) throws(CaptureError) -> EncodedFrame? {
         let buffer = frame.buffer

@@ -131,7 +131,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
 
     /// Checks the ranges libvpx accepts, so a bad value is a clear error rather than a failed `vpx_codec_enc_init`.
     ///
-    /// - Throws: ``CaptureError`` with code `invalidArgument` naming the first bad field.
+    /// - Throws: `CaptureError` with code `invalidArgument` naming the first bad field.
     public func validate() throws(CaptureError) {
         func check(_ ok: Bool, _ what: @autoclosure () -> String) throws(CaptureError) {
             if !ok { throw CaptureError(.invalidArgument, "VP8 configuration: \(what())") }
