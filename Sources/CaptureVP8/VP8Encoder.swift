@@ -27,6 +27,8 @@ public final class VP8Encoder {
     private var initialized = false
     private var pts: Int64 = 0
     private var keyFrameRequested = false
+    /// Capture time of the last frame that produced output since (re)initialisation.
+    private var lastOutputTimeNs: UInt64?
     private let logger = Logger(label: "CaptureVP8.VP8Encoder")
 
     /// Creates an encoder; libvpx is initialised when the first frame arrives.
@@ -89,9 +91,11 @@ public final class VP8Encoder {
         var flags: vpx_enc_frame_flags_t = 0
         if forceKeyFrame || keyFrameRequested { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_FORCE_KF) }
         let duration = configuration.frameDuration
+        let forceOutput = try overrideFrameDropping(at: frame.timestampNs)
         let status = vpx_codec_encode(
             context, image, vpx_codec_pts_t(pts), UInt(duration), flags, UInt(CVPX_DL_REALTIME))
         pts += Int64(duration)
+        if forceOutput { try setFrameDropThreshold(configuration.frameDropThreshold) }
         guard status == VPX_CODEC_OK else {
             throw vpxError(.conversionFailed, "VP8 encoding failed", status: status, context: context,
                            call: "vpx_codec_encode")
@@ -109,6 +113,7 @@ public final class VP8Encoder {
         }
         guard !bytes.isEmpty else { return nil }
         if isKeyFrame { keyFrameRequested = false }
+        lastOutputTimeNs = frame.timestampNs
 
         var qp: Int32 = -1
         if cvpx_codec_control_int_ptr(context, Int32(VP8E_GET_LAST_QUANTIZER.rawValue), &qp) != VPX_CODEC_OK {
@@ -118,6 +123,26 @@ public final class VP8Encoder {
             bytes: bytes, isKeyFrame: isKeyFrame,
             rtpTimestamp: EncodedFrame.rtpTimestamp(fromNanoseconds: frame.timestampNs),
             captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp))
+    }
+
+    /// WebRTC's maximum frame-drop interval: after ``VP8EncoderConfiguration/maxFrameDropIntervalMs`` without output,
+    /// turns libvpx's frame dropping off for this frame. Returns whether it did (the caller restores it).
+    private func overrideFrameDropping(at timestampNs: UInt64) throws(CaptureError) -> Bool {
+        guard let intervalMs = configuration.maxFrameDropIntervalMs, configuration.frameDropThreshold > 0,
+            let last = lastOutputTimeNs, timestampNs >= last, timestampNs - last >= UInt64(intervalMs) * 1_000_000
+        else { return false }
+        logger.info("forcing a VP8 frame: no output for \((timestampNs - last) / 1_000_000) ms")
+        try setFrameDropThreshold(0)
+        return true
+    }
+
+    private func setFrameDropThreshold(_ threshold: Int) throws(CaptureError) {
+        encoderConfig.pointee.rc_dropframe_thresh = UInt32(threshold)
+        let status = vpx_codec_enc_config_set(context, encoderConfig)
+        guard status == VPX_CODEC_OK else {
+            throw vpxError(.conversionFailed, "VP8 frame-drop threshold change refused", status: status,
+                           context: context, call: "vpx_codec_enc_config_set")
+        }
     }
 
     /// Points the reused `vpx_image_t` at the frame's planes (no copy, no allocation).
@@ -162,6 +187,7 @@ public final class VP8Encoder {
         }
         currentDimensions = nil
         currentFormat = nil
+        lastOutputTimeNs = nil
         let config = configuration
         var status = vpx_codec_enc_config_default(vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {

@@ -8,23 +8,6 @@ import Testing
 struct ConsumerTests {
     static let vga = Dimensions(width: 640, height: 480)
 
-    /// A frame of deterministic noise: hard to compress, so a tiny bit rate makes libvpx drop frames.
-    static func noiseFrame(index: Int) -> VideoFrame {
-        let buffer = VideoFrameBuffer(format: .i420, width: vga.width, height: vga.height)
-        var state = UInt32(truncatingIfNeeded: index &* 2_654_435_761 &+ 1)
-        for plane in 0..<3 {
-            let layout = buffer.planes[plane]
-            let base = buffer.mutablePlane(plane)
-            for row in 0..<layout.rows {
-                for col in 0..<layout.rowBytes {
-                    state = state &* 1_664_525 &+ 1_013_904_223
-                    base[row * layout.stride + col] = UInt8(truncatingIfNeeded: state >> 24)
-                }
-            }
-        }
-        return VideoFrame(buffer: buffer, rotation: .degrees270, timestampNs: UInt64(index + 1) * 33_333_333)
-    }
-
     @Test("closure, stream and IVF file get the same frames in order; statistics add up")
     func outputs() async throws {
         let dir = try TestMedia.temporaryDirectory()
@@ -61,7 +44,7 @@ struct ConsumerTests {
     @Test("rate-control drops are counted, not reported as failures")
     func drops() throws {
         let consumer = try VP8EncodingConsumer(configuration: VP8EncoderConfiguration(targetBitrateKbps: 50))
-        for index in 0..<30 { consumer.encode(Self.noiseFrame(index: index)) }
+        for index in 0..<30 { consumer.encode(TestMedia.noiseFrame(Self.vga, index: index)) }
         let statistics = consumer.statistics
         print("noise at 50 kbit/s: \(statistics.framesEncoded) encoded, \(statistics.framesDroppedByRateControl) dropped")
         #expect(statistics.framesDroppedByRateControl > 0)
