@@ -35,6 +35,8 @@ public final class IVFWriter {
     private var file: BinaryFile?
     private var firstCaptureTimeNs: UInt64?
     private var lastPts: UInt64?
+    /// The 12-byte frame header, reused for every frame.
+    private var frameHeader = [UInt8](repeating: 0, count: IVFFileHeader.frameHeaderSize)
 
     /// Creates (or truncates) `path` and writes the header for frames of `dimensions`.
     ///
@@ -87,11 +89,12 @@ public final class IVFWriter {
         var stamped = pts
         if let lastPts, stamped <= lastPts { stamped = lastPts + 1 }
         lastPts = stamped
-        var frameHeader: [UInt8] = []
-        frameHeader.reserveCapacity(IVFFileHeader.frameHeaderSize + bytes.count)
-        frameHeader.appendLittleEndian(UInt32(bytes.count))
-        frameHeader.appendLittleEndian(stamped)
-        try file.write(frameHeader + bytes)
+        frameHeader.withUnsafeMutableBytes { header in
+            header.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+            header.storeBytes(of: stamped.littleEndian, toByteOffset: 4, as: UInt64.self)
+        }
+        try file.write(frameHeader)
+        try file.write(bytes)
         frameCount += 1
     }
 
