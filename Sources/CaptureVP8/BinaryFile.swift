@@ -6,7 +6,7 @@ import Glibc
 import Musl
 #endif
 
-/// A file descriptor with whole-buffer reads and writes that retry on `EINTR`; errors are ``CaptureError``s.
+/// A file descriptor with whole-buffer reads and writes that retry on `EINTR`; errors are `CaptureError`s.
 final class BinaryFile {
     let path: String
     private let fd: Int32

@@ -55,7 +55,7 @@ public struct IVFFileHeader: Sendable, Hashable, Codable {
 
     /// Parses and validates a header.
     ///
-    /// - Throws: ``CaptureError`` `malformedFile` for a short header, a wrong signature, an unknown version, a header
+    /// - Throws: `CaptureError` `malformedFile` for a short header, a wrong signature, an unknown version, a header
     ///   size below 32, a zero frame size or a zero time base.
     public init(parsing bytes: [UInt8], file: String? = nil) throws(CaptureError) {
         func fail(_ why: String) -> CaptureError { CaptureError(.malformedFile, "not a valid IVF file: \(why)", device: file) }

@@ -31,7 +31,7 @@ public final class IVFReader {
 
     /// Opens `path` and validates its header.
     ///
-    /// - Throws: ``CaptureError`` `deviceNotFound` for a missing file, `ioFailure` when it cannot be read,
+    /// - Throws: `CaptureError` `deviceNotFound` for a missing file, `ioFailure` when it cannot be read,
     ///   `malformedFile` when the header is not a valid IVF header.
     public init(path: String) throws(CaptureError) {
         self.path = path
@@ -50,7 +50,7 @@ public final class IVFReader {
 
     /// The next frame, or `nil` at the clean end of the file.
     ///
-    /// - Throws: ``CaptureError`` `malformedFile` for a truncated frame header or frame, or a frame size of 0 or above
+    /// - Throws: `CaptureError` `malformedFile` for a truncated frame header or frame, or a frame size of 0 or above
     ///   ``maximumFrameBytes``; `ioFailure` when reading fails.
     public func next() throws(CaptureError) -> IVFFrame? {
         let frameHeader = try file.read(IVFFileHeader.frameHeaderSize)

@@ -35,10 +35,12 @@ public final class IVFWriter {
     private var file: BinaryFile?
     private var firstCaptureTimeNs: UInt64?
     private var lastPts: UInt64?
+    /// The 12-byte frame header, reused for every frame.
+    private var frameHeader = [UInt8](repeating: 0, count: IVFFileHeader.frameHeaderSize)
 
     /// Creates (or truncates) `path` and writes the header for frames of `dimensions`.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when the file cannot be created or written, `invalidArgument` for a size
+    /// - Throws: `CaptureError` `ioFailure` when the file cannot be created or written, `invalidArgument` for a size
     ///   an IVF header cannot hold (above 65535 a side).
     public init(
         path: String, dimensions: Dimensions, timebase: IVFTimebase = .frameIndex(fps: 30)
@@ -60,7 +62,7 @@ public final class IVFWriter {
 
     /// Appends an encoded frame; its pts follows the writer's ``timebase``.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when writing fails, `invalidState` after ``close()``.
+    /// - Throws: `CaptureError` `ioFailure` when writing fails, `invalidState` after ``close()``.
     public func write(_ frame: EncodedFrame) throws(CaptureError) {
         let pts: UInt64
         switch timebase {
@@ -77,7 +79,7 @@ public final class IVFWriter {
 
     /// Appends one frame with an explicit pts. A pts not above the previous one is raised to keep pts increasing.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when writing fails, `invalidArgument` for an empty or over-4-GiB frame,
+    /// - Throws: `CaptureError` `ioFailure` when writing fails, `invalidArgument` for an empty or over-4-GiB frame,
     ///   `invalidState` after ``close()``.
     public func write(_ bytes: [UInt8], pts: UInt64) throws(CaptureError) {
         guard !bytes.isEmpty, bytes.count <= Int(UInt32.max) else {
@@ -87,17 +89,18 @@ public final class IVFWriter {
         var stamped = pts
         if let lastPts, stamped <= lastPts { stamped = lastPts + 1 }
         lastPts = stamped
-        var frameHeader: [UInt8] = []
-        frameHeader.reserveCapacity(IVFFileHeader.frameHeaderSize + bytes.count)
-        frameHeader.appendLittleEndian(UInt32(bytes.count))
-        frameHeader.appendLittleEndian(stamped)
-        try file.write(frameHeader + bytes)
+        frameHeader.withUnsafeMutableBytes { header in
+            header.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+            header.storeBytes(of: stamped.littleEndian, toByteOffset: 4, as: UInt64.self)
+        }
+        try file.write(frameHeader)
+        try file.write(bytes)
         frameCount += 1
     }
 
     /// Patches the frame count into the header and closes the file. Idempotent.
     ///
-    /// - Throws: ``CaptureError`` `ioFailure` when the header cannot be rewritten.
+    /// - Throws: `CaptureError` `ioFailure` when the header cannot be rewritten.
     public func close() throws(CaptureError) {
         guard let file else { return }
         self.file = nil

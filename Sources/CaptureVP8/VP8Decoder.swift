@@ -1,7 +1,7 @@
 public import CaptureCore
 internal import CVPX
 
-/// A libvpx VP8 decoder producing I420 frame buffers from a ``FrameBufferPool``.
+/// A libvpx VP8 decoder producing I420 frame buffers from a `FrameBufferPool`.
 ///
 /// Each decoded picture is copied once out of libvpx's internal frame into a pooled I420 buffer (libvpx reuses its
 /// frames on the next call). The pool is recreated when the stream's size changes. Not thread-safe: decode from one
@@ -17,7 +17,7 @@ public final class VP8Decoder {
     /// Creates a decoder.
     ///
     /// - Parameter poolCapacity: Decoded buffers a caller may hold at once (at least 1).
-    /// - Throws: ``CaptureError`` `conversionFailed` when libvpx cannot create a VP8 decoder.
+    /// - Throws: `CaptureError` `conversionFailed` when libvpx cannot create a VP8 decoder.
     public init(poolCapacity: Int = 8) throws(CaptureError) {
         self.poolCapacity = max(1, poolCapacity)
         context = .allocate(capacity: 1)
@@ -39,7 +39,7 @@ public final class VP8Decoder {
     /// Decodes one compressed VP8 frame.
     ///
     /// - Returns: The picture, or `nil` when the frame produced none (libvpx shows no picture for it).
-    /// - Throws: ``CaptureError`` `malformedFile` for an empty or corrupt frame (libvpx rejects it), `invalidState`
+    /// - Throws: `CaptureError` `malformedFile` for an empty or corrupt frame (libvpx rejects it), `invalidState`
     ///   when every pooled buffer is still held by the caller.
     public func decode(_ bytes: [UInt8]) throws(CaptureError) -> VideoFrameBuffer? {
         guard !bytes.isEmpty else { throw CaptureError(.malformedFile, "empty VP8 frame") }
@@ -58,7 +58,7 @@ public final class VP8Decoder {
         return result
     }
 
-    /// Decodes an ``EncodedFrame`` into a ``VideoFrame`` that keeps its rotation and capture time.
+    /// Decodes an ``EncodedFrame`` into a `VideoFrame` that keeps its rotation and capture time.
     ///
     /// - Returns: The frame, or `nil` when the frame produced no picture.
     /// - Throws: As ``decode(_:)``.

@@ -14,8 +14,10 @@ import Logging
 public final class VP8Encoder {
     /// The configuration in force (``setRates(bitrateKbps:fps:)`` updates its bit rate and frame rate).
     public private(set) var configuration: VP8EncoderConfiguration
-    /// The size and layout the encoder is currently initialised for, or `nil` before the first frame.
-    public private(set) var currentInput: (dimensions: Dimensions, format: OutputPixelFormat)?
+    /// The frame size the encoder is currently initialised for, or `nil` before the first frame.
+    public private(set) var currentDimensions: Dimensions?
+    /// The frame layout the encoder is currently initialised for, or `nil` before the first frame.
+    public private(set) var currentFormat: OutputPixelFormat?
     /// How many times libvpx was initialised (the first frame, then each size or layout change).
     public private(set) var initializationCount = 0
 
@@ -25,11 +27,13 @@ public final class VP8Encoder {
     private var initialized = false
     private var pts: Int64 = 0
     private var keyFrameRequested = false
+    /// Capture time of the last frame that produced output since (re)initialisation.
+    private var lastOutputTimeNs: UInt64?
     private let logger = Logger(label: "CaptureVP8.VP8Encoder")
 
     /// Creates an encoder; libvpx is initialised when the first frame arrives.
     ///
-    /// - Throws: ``CaptureError`` `invalidArgument` when the configuration is out of range.
+    /// - Throws: `CaptureError` `invalidArgument` when the configuration is out of range.
     public init(configuration: VP8EncoderConfiguration = VP8EncoderConfiguration()) throws(CaptureError) {
         try configuration.validate()
         self.configuration = configuration
@@ -55,7 +59,7 @@ public final class VP8Encoder {
 
     /// Changes the target bit rate and frame rate of a running encoder (`vpx_codec_enc_config_set`).
     ///
-    /// - Throws: ``CaptureError`` `invalidArgument` for a bit rate below 1 kbit/s or a frame rate below 1 (as WebRTC
+    /// - Throws: `CaptureError` `invalidArgument` for a bit rate below 1 kbit/s or a frame rate below 1 (as WebRTC
     ///   rejects), or the libvpx error when libvpx refuses the change.
     public func setRates(bitrateKbps: Int, fps: Double) throws(CaptureError) {
         var updated = configuration
@@ -76,20 +80,22 @@ public final class VP8Encoder {
     /// Encodes one frame.
     ///
     /// - Returns: The encoded frame, or `nil` when libvpx's rate control dropped it (`rc_dropframe_thresh`).
-    /// - Throws: ``CaptureError`` `conversionFailed` when libvpx fails to initialise or encode (for example a frame
+    /// - Throws: `CaptureError` `conversionFailed` when libvpx fails to initialise or encode (for example a frame
     ///   too small or with odd chroma strides), `invalidArgument` for a frame libvpx cannot take.
     public func encode(_ frame: VideoFrame, forceKeyFrame: Bool = false) throws(CaptureError) -> EncodedFrame? {
         let buffer = frame.buffer
-        if currentInput?.dimensions != buffer.dimensions || currentInput?.format != buffer.format {
+        if currentDimensions != buffer.dimensions || currentFormat != buffer.format {
             try initialize(dimensions: buffer.dimensions, format: buffer.format)
         }
         wrap(buffer)
         var flags: vpx_enc_frame_flags_t = 0
         if forceKeyFrame || keyFrameRequested { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_FORCE_KF) }
         let duration = configuration.frameDuration
+        let forceOutput = try overrideFrameDropping(at: frame.timestampNs)
         let status = vpx_codec_encode(
             context, image, vpx_codec_pts_t(pts), UInt(duration), flags, UInt(CVPX_DL_REALTIME))
         pts += Int64(duration)
+        if forceOutput { try setFrameDropThreshold(configuration.frameDropThreshold) }
         guard status == VPX_CODEC_OK else {
             throw vpxError(.conversionFailed, "VP8 encoding failed", status: status, context: context,
                            call: "vpx_codec_encode")
@@ -107,6 +113,7 @@ public final class VP8Encoder {
         }
         guard !bytes.isEmpty else { return nil }
         if isKeyFrame { keyFrameRequested = false }
+        lastOutputTimeNs = frame.timestampNs
 
         var qp: Int32 = -1
         if cvpx_codec_control_int_ptr(context, Int32(VP8E_GET_LAST_QUANTIZER.rawValue), &qp) != VPX_CODEC_OK {
@@ -116,6 +123,26 @@ public final class VP8Encoder {
             bytes: bytes, isKeyFrame: isKeyFrame,
             rtpTimestamp: EncodedFrame.rtpTimestamp(fromNanoseconds: frame.timestampNs),
             captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp))
+    }
+
+    /// WebRTC's maximum frame-drop interval: after ``VP8EncoderConfiguration/maxFrameDropIntervalMs`` without output,
+    /// turns libvpx's frame dropping off for this frame. Returns whether it did (the caller restores it).
+    private func overrideFrameDropping(at timestampNs: UInt64) throws(CaptureError) -> Bool {
+        guard let intervalMs = configuration.maxFrameDropIntervalMs, configuration.frameDropThreshold > 0,
+            let last = lastOutputTimeNs, timestampNs >= last, timestampNs - last >= UInt64(intervalMs) * 1_000_000
+        else { return false }
+        logger.info("forcing a VP8 frame: no output for \((timestampNs - last) / 1_000_000) ms")
+        try setFrameDropThreshold(0)
+        return true
+    }
+
+    private func setFrameDropThreshold(_ threshold: Int) throws(CaptureError) {
+        encoderConfig.pointee.rc_dropframe_thresh = UInt32(threshold)
+        let status = vpx_codec_enc_config_set(context, encoderConfig)
+        guard status == VPX_CODEC_OK else {
+            throw vpxError(.conversionFailed, "VP8 frame-drop threshold change refused", status: status,
+                           context: context, call: "vpx_codec_enc_config_set")
+        }
     }
 
     /// Points the reused `vpx_image_t` at the frame's planes (no copy, no allocation).
@@ -158,7 +185,9 @@ public final class VP8Encoder {
             vpx_codec_destroy(context)
             initialized = false
         }
-        currentInput = nil
+        currentDimensions = nil
+        currentFormat = nil
+        lastOutputTimeNs = nil
         let config = configuration
         var status = vpx_codec_enc_config_default(vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {
@@ -203,7 +232,8 @@ public final class VP8Encoder {
         try control(VP8E_SET_TOKEN_PARTITIONS, config.tokenPartitions.trailingZeroBitCount)
         try control(VP8E_SET_MAX_INTRA_BITRATE_PCT, config.resolvedMaxIntraBitratePercent)
         try control(VP8E_SET_SCREEN_CONTENT_MODE, 0)
-        currentInput = (dimensions, format)
+        currentDimensions = dimensions
+        currentFormat = format
         initializationCount += 1
         logger.debug(
             "VP8 encoder initialised",

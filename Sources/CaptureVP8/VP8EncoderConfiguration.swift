@@ -11,7 +11,7 @@ import Musl
 /// The defaults are those of WebRTC's `LibvpxVp8Encoder` for a single camera stream on a desktop (x86) machine:
 /// one pass, constant bit rate, no lag, quantizer 2…56, undershoot/overshoot 100/15 %, a 500/600/1000 ms
 /// (initial/optimal/size) rate-control buffer, the adaptive denoiser, static threshold 1, one token partition,
-/// frame dropping at a 30 % buffer level, no internal resizing, a key frame every 3000 frames, and no error
+/// frame dropping at a 30 % buffer level (but never more than 2 s without output), no internal resizing, a key frame every 3000 frames, and no error
 /// resilience. Fields left `nil` follow WebRTC's rules for the frame size and the machine (see
 /// ``resolvedCpuUsed(for:)``, ``resolvedThreads(for:cores:)`` and ``resolvedMaxIntraBitratePercent``).
 public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
@@ -47,6 +47,9 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
     public var tokenPartitions: Int
     /// Buffer level, in percent, below which the encoder drops frames (`rc_dropframe_thresh`; 0 never drops).
     public var frameDropThreshold: Int
+    /// When the encoder has produced nothing for this long (capture time), the next frame is encoded with frame
+    /// dropping off, so a receiver never waits longer (WebRTC's `WebRTC-VP8-MaxFrameInterval`, 2 s). `nil`: never.
+    public var maxFrameDropIntervalMs: Int?
     /// Whether libvpx may code frames at a lower resolution on its own (`rc_resize_allowed`; WebRTC: no).
     public var resizeAllowed: Bool
     /// Most frames between key frames (`kf_max_dist` with `VPX_KF_AUTO`); 0 or less disables automatic key frames.
@@ -67,7 +70,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         bufferInitialMs: Int = 500, bufferOptimalMs: Int = 600, bufferSizeMs: Int = 1_000,
         cpuUsed: Int? = nil, maxIntraBitratePercent: Int? = nil,
         noiseSensitivity: Int = 4, staticThreshold: Int = 1, tokenPartitions: Int = 1,
-        frameDropThreshold: Int = 30, resizeAllowed: Bool = false, keyFrameInterval: Int = 3_000,
+        frameDropThreshold: Int = 30, maxFrameDropIntervalMs: Int? = 2_000, resizeAllowed: Bool = false, keyFrameInterval: Int = 3_000,
         errorResilient: Bool = false, threads: Int? = nil
     ) {
         self.targetBitrateKbps = targetBitrateKbps
@@ -85,6 +88,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         self.staticThreshold = staticThreshold
         self.tokenPartitions = tokenPartitions
         self.frameDropThreshold = frameDropThreshold
+        self.maxFrameDropIntervalMs = maxFrameDropIntervalMs
         self.resizeAllowed = resizeAllowed
         self.keyFrameInterval = keyFrameInterval
         self.errorResilient = errorResilient
@@ -131,7 +135,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
 
     /// Checks the ranges libvpx accepts, so a bad value is a clear error rather than a failed `vpx_codec_enc_init`.
     ///
-    /// - Throws: ``CaptureError`` with code `invalidArgument` naming the first bad field.
+    /// - Throws: `CaptureError` with code `invalidArgument` naming the first bad field.
     public func validate() throws(CaptureError) {
         func check(_ ok: Bool, _ what: @autoclosure () -> String) throws(CaptureError) {
             if !ok { throw CaptureError(.invalidArgument, "VP8 configuration: \(what())") }
@@ -151,6 +155,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         try check(staticThreshold >= 0, "static threshold must not be negative")
         try check([1, 2, 4, 8].contains(tokenPartitions), "token partitions must be 1, 2, 4 or 8")
         try check((0...100).contains(frameDropThreshold), "frame-drop threshold must be within 0…100")
+        try check((maxFrameDropIntervalMs ?? 0) >= 0, "max frame-drop interval must not be negative")
         try check((1...64).contains(threads ?? 1), "threads must be within 1…64")
     }
 }

@@ -64,7 +64,7 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
     ///   - ivfTimebase: The IVF file's time base; `nil` (default) numbers frames at the configured frame rate, as
     ///     vpxenc does, so that every player shows each frame once.
     ///   - onEncodedFrame: Called with every encoded frame, in order, on the capture thread.
-    /// - Throws: ``CaptureError`` `invalidArgument` for a bad configuration.
+    /// - Throws: `CaptureError` `invalidArgument` for a bad configuration.
     public init(
         configuration: VP8EncoderConfiguration = VP8EncoderConfiguration(), ivfPath: String? = nil,
         ivfTimebase: IVFTimebase? = nil, onEncodedFrame: (@Sendable (EncodedFrame) -> Void)? = nil
@@ -112,7 +112,7 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
 
     /// Changes the target bit rate and frame rate (see ``VP8Encoder/setRates(bitrateKbps:fps:)``).
     ///
-    /// - Throws: ``CaptureError`` `invalidArgument` for a frame rate below 1 or a bit rate below 1 kbit/s.
+    /// - Throws: `CaptureError` `invalidArgument` for a frame rate below 1 or a bit rate below 1 kbit/s.
     public func setRates(bitrateKbps: Int, fps: Double) throws(CaptureError) {
         try state.withLock { state throws(CaptureError) in
             try state.encoder.setRates(bitrateKbps: bitrateKbps, fps: fps)
@@ -157,7 +157,7 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
     /// Completes the IVF file (frame count), ends the streams and ignores later frames. Idempotent.
     ///
     /// - Returns: The final statistics.
-    /// - Throws: ``CaptureError`` `ioFailure` when the IVF header cannot be completed.
+    /// - Throws: `CaptureError` `ioFailure` when the IVF header cannot be completed.
     @discardableResult
     public func finish() throws(CaptureError) -> Statistics {
         let (writer, streams, statistics) = state.withLock { state in

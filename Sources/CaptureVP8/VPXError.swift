@@ -1,7 +1,7 @@
 import CaptureCore
 internal import CVPX
 
-/// Builds the ``CaptureError`` for a failed libvpx call: libvpx's error string and detail, and the call's name.
+/// Builds the `CaptureError` for a failed libvpx call: libvpx's error string and detail, and the call's name.
 func vpxError(
     _ code: CaptureError.Code, _ what: String, status: vpx_codec_err_t, context: UnsafeMutablePointer<vpx_codec_ctx_t>?,
     call: String

@@ -82,6 +82,7 @@ struct EncoderTests {
             results.append(try #require(try encoder.encode(frame)))
         }
         #expect(encoder.initializationCount == 3)
+        #expect(encoder.currentDimensions == small && encoder.currentFormat == .i420)
         #expect(results.map(\.isKeyFrame) == [true, false, true, true, false])
         #expect(results.map(\.dimensions) == [Self.vga, Self.vga, small, small, small])
         let decoder = try VP8Decoder()
@@ -98,6 +99,30 @@ struct EncoderTests {
         #expect(encoder.configuration.targetBitrateKbps == 300 && encoder.configuration.framerate == 15)
         #expect(encoder.configuration.frameDuration == 6000)
         #expect(try encoder.encode(TestMedia.frame(.nv12, Self.vga, index: 1, timestampNs: 66_000_000)) != nil)
+    }
+
+    @Test("frame dropping never leaves more than 2 s without output (WebRTC's max frame-drop interval)")
+    func maxFrameDropInterval() throws {
+        let size = Dimensions(width: 320, height: 240)
+        func gaps(_ configuration: VP8EncoderConfiguration) throws -> (outputs: Int, longestGapMs: UInt64) {
+            let encoder = try VP8Encoder(configuration: configuration)
+            var times: [UInt64] = []
+            var lastFrame: UInt64 = 0
+            for index in 0..<120 {
+                let frame = TestMedia.noiseFrame(size, index: index)
+                lastFrame = frame.timestampNs
+                if try encoder.encode(frame) != nil { times.append(frame.timestampNs) }
+            }
+            // The longest stretch without output, up to the last frame.
+            let marks = times + [lastFrame]
+            let longest = zip(marks, marks.dropFirst()).map { $1 - $0 }.max() ?? 0
+            return (times.count, longest / 1_000_000)
+        }
+        let limited = try gaps(VP8EncoderConfiguration(targetBitrateKbps: 20))
+        let unlimited = try gaps(VP8EncoderConfiguration(targetBitrateKbps: 20, maxFrameDropIntervalMs: nil))
+        print("noise 320x240 at 20 kbit/s over 4 s: with the 2 s limit \(limited), without \(unlimited)")
+        #expect(limited.outputs >= 2 && limited.longestGapMs <= 2_034)
+        #expect(unlimited.longestGapMs > 2_034)
     }
 
     @Test("a lower bit rate gives smaller frames")

@@ -14,6 +14,23 @@ enum TestMedia {
         return VideoFrame(buffer: buffer, rotation: rotation, timestampNs: timestampNs, sequenceNumber: UInt64(index))
     }
 
+    /// An I420 frame of deterministic noise, 30 fps apart: hard to compress, so a tiny bit rate makes libvpx drop frames.
+    static func noiseFrame(_ dimensions: Dimensions, index: Int) -> VideoFrame {
+        let buffer = VideoFrameBuffer(format: .i420, width: dimensions.width, height: dimensions.height)
+        var state = UInt32(truncatingIfNeeded: index &* 2_654_435_761 &+ 1)
+        for plane in 0..<3 {
+            let layout = buffer.planes[plane]
+            let base = buffer.mutablePlane(plane)
+            for row in 0..<layout.rows {
+                for col in 0..<layout.rowBytes {
+                    state = state &* 1_664_525 &+ 1_013_904_223
+                    base[row * layout.stride + col] = UInt8(truncatingIfNeeded: state >> 24)
+                }
+            }
+        }
+        return VideoFrame(buffer: buffer, rotation: .degrees270, timestampNs: UInt64(index + 1) * 33_333_333)
+    }
+
     /// The pattern as packed I420 planes (Y, U, V).
     static func patternI420(_ d: Dimensions, index: Int) -> [[UInt8]] {
         let cw = (d.width + 1) / 2, ch = (d.height + 1) / 2
