@@ -72,6 +72,17 @@ struct SessionStartTests {
         #expect(driver.nothingLeaked)
     }
 
+    @Test("a driver that sets a 0x0 frame size is refused as not supported, leaking nothing")
+    func zeroSize() throws {
+        var camera = FakeCamera.webcam()
+        camera.grantedSize = Dimensions(width: 0, height: 0)
+        let driver = FakeV4L2Driver(devices: ["/dev/video0": camera])
+        let session = FakeCamera.session(driver, EventRecorder())
+        let error = try #require(throws: CaptureError.self) { try session.start() }
+        #expect(error.code == .formatNotSupported)
+        #expect(driver.nothingLeaked)
+    }
+
     @Test("a missing node is deviceNotFound; starting twice is invalidState")
     func missingAndTwice() throws {
         let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])

@@ -55,7 +55,10 @@ final class V4L2Stream {
             }
             let requested = configuration.format.pixelFormat
             let format = try handle.setFormat(type, pixelFormat: requested, dimensions: configuration.dimensions)
-            guard format.pixelFormat == requested, format.planeCount == 1 else {
+            let size = format.dimensions
+            guard format.pixelFormat == requested, format.planeCount == 1,
+                (1...16384).contains(size.width), (1...16384).contains(size.height)
+            else {
                 handle.close()
                 throw CaptureError(
                     .formatNotSupported,
