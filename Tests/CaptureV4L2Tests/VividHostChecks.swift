@@ -37,9 +37,9 @@ struct GuestArtifactChecks {
             [VividArtifacts.oursNV12, VividArtifacts.referenceYUYV], for: "PSNR against ffmpeg",
             "run Scripts/test-vivid with the vivid guest suites first")
     )
-    func oursMatchesFFmpegReference() throws {
+    func oursMatchesFFmpegReference() async throws {
         let ours = try VividArtifacts.read(VividArtifacts.oursNV12)
-        let reference = try VividFFmpeg.convertRaw(
+        let reference = try await VividFFmpeg.convertRaw(
             VividArtifacts.url(VividArtifacts.referenceYUYV),
             from: "yuyv422", width: Self.width, height: Self.height, to: "nv12")
         let psnr = try #require(VividPSNR(nv12: ours, reference, width: Self.width, height: Self.height))

@@ -89,7 +89,7 @@ struct LoopbackTests {
             provider = .builtIn
         case .y4mNV12, .y4mI420:
             let y4m = dir.appendingPathComponent("clip.y4m")
-            let made = try TestMedia.run("ffmpeg", [
+            let made = try await TestMedia.run("ffmpeg", [
                 "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30", "-frames:v",
                 "\(Self.frameCount)", "-pix_fmt", "yuv420p", y4m.path,
             ])
@@ -160,7 +160,7 @@ struct LoopbackTests {
             decodedFrames.append(packed)
             sourceFrames.append(original)
         }
-        let external = try TestMedia.externalDecodes(of: ivf, in: dir, maxFrames: encoded.count + 10)
+        let external = try await TestMedia.externalDecodes(of: ivf, in: dir, maxFrames: encoded.count + 10)
         let frameBytes = Self.vga.area * 3 / 2
         #expect(external.vpxdec.count / frameBytes == encoded.count)
         #expect(external.ffmpeg.count / frameBytes == encoded.count)

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 
 /// Frames, PSNR and external tools for the VP8 tests.
@@ -129,14 +130,7 @@ enum TestMedia {
     }
 
     /// The path of `tool` on `PATH`, or `nil`.
-    static func which(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    static func which(_ tool: String) -> String? { ExternalProcess.which(tool) }
 
     /// Whether vpxdec and ffmpeg are both installed.
     static let haveDecoders = which("vpxdec") != nil && which("ffmpeg") != nil
@@ -148,19 +142,11 @@ enum TestMedia {
         if !haveDecoders { print("SKIPPED \(test): \(decodersMissing)") }
     }
 
-    /// Runs a tool, returning its exit status and standard error.
+    /// Runs a tool (off the cooperative pool), returning its exit status and standard error.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: which(tool) ?? tool)
-        process.arguments = arguments
-        let errPipe = Pipe()
-        process.standardError = errPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let err = errPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: err, as: UTF8.self))
+    static func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, stderr: String) {
+        let result = try await ExternalProcess.run(tool, arguments)
+        return (result.status, result.stderrText)
     }
 
     /// Decodes an IVF file with vpxdec and with ffmpeg into raw I420, returning both outputs.
@@ -168,12 +154,12 @@ enum TestMedia {
     /// `-fps_mode passthrough` (one output frame per input frame whatever the timestamps).
     static func externalDecodes(
         of ivf: URL, in dir: URL, maxFrames: Int, passthrough: Bool = false
-    ) throws -> (vpxdec: Data, ffmpeg: Data) {
+    ) async throws -> (vpxdec: Data, ffmpeg: Data) {
         let vpxOut = dir.appendingPathComponent("vpxdec.yuv")
         let ffOut = dir.appendingPathComponent("ffmpeg.yuv")
-        let vpx = try run("vpxdec", ["--i420", "-o", vpxOut.path, ivf.path])
+        let vpx = try await run("vpxdec", ["--i420", "-o", vpxOut.path, ivf.path])
         guard vpx.status == 0 else { throw ToolFailure(tool: "vpxdec", stderr: vpx.stderr) }
-        let ff = try run(
+        let ff = try await run(
             "ffmpeg",
             ["-v", "error", "-y", "-i", ivf.path] + (passthrough ? ["-fps_mode", "passthrough"] : [])
                 + ["-frames:v", "\(maxFrames)", "-f", "rawvideo", "-pix_fmt", "yuv420p", ffOut.path])
