@@ -18,23 +18,7 @@ struct PlanarImage: Sendable {
     init(copying buffer: VideoFrameBuffer) {
         width = buffer.width
         height = buffer.height
-        y = buffer.packedBytes(plane: 0)
-        switch buffer.format {
-        case .i420:
-            u = buffer.packedBytes(plane: 1)
-            v = buffer.packedBytes(plane: 2)
-        case .nv12:
-            let interleaved = buffer.packedBytes(plane: 1)
-            let count = interleaved.count / 2
-            u = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                for index in 0..<count { out[index] = interleaved[2 * index] }
-                initialized = count
-            }
-            v = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                for index in 0..<count { out[index] = interleaved[2 * index + 1] }
-                initialized = count
-            }
-        }
+        (y, u, v) = buffer.packedI420Planes()
     }
 
     init(width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8]) {

@@ -42,26 +42,7 @@ struct I420Image: Equatable {
     init(_ buffer: VideoFrameBuffer) {
         width = buffer.width
         height = buffer.height
-        y = buffer.packedBytes(plane: 0)
-        switch buffer.format {
-        case .i420:
-            u = buffer.packedBytes(plane: 1)
-            v = buffer.packedBytes(plane: 2)
-        case .nv12:
-            let uv = buffer.packedBytes(plane: 1)
-            (u, v) = uv.withUnsafeBufferPointer { uv in
-                let half = uv.count / 2
-                let u = [UInt8](unsafeUninitializedCapacity: half) { out, n in
-                    for index in 0..<half { out[index] = uv[2 * index] }
-                    n = half
-                }
-                let v = [UInt8](unsafeUninitializedCapacity: half) { out, n in
-                    for index in 0..<half { out[index] = uv[2 * index + 1] }
-                    n = half
-                }
-                return (u, v)
-            }
-        }
+        (y, u, v) = buffer.packedI420Planes()
     }
 
     /// The interleaved UV plane of the NV12 form of this image, computed by libyuv's `I420ToNV12`.

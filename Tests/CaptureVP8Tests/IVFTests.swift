@@ -73,7 +73,7 @@ struct IVFTests {
         var ours = Data()
         for frame in try IVFReader(path: url.path).readAll() {
             let buffer = try #require(try decoder.decode(frame.bytes))
-            ours.append(contentsOf: TestMedia.packedI420(buffer))
+            ours.append(contentsOf: buffer.packedI420())
         }
         // With real capture timing, ffmpeg's raw output needs passthrough to keep one frame per frame.
         let external = try await TestMedia.externalDecodes(

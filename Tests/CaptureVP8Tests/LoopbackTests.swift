@@ -33,7 +33,7 @@ struct LoopbackTests {
             let take = recorded.withLock { r -> Bool in
                 guard r.order.count < limit else { return false }
                 r.order.append(frame.timestampNs)
-                r.source[frame.timestampNs] = TestMedia.packedI420(frame.buffer)
+                r.source[frame.timestampNs] = frame.buffer.packedI420()
                 r.rotations.insert(frame.rotation)
                 return true
             }
@@ -153,7 +153,7 @@ struct LoopbackTests {
         for frame in encoded {
             let picture = try #require(try decoder.decode(frame))
             #expect(picture.rotation == .degrees90 && picture.timestampNs == frame.captureTimeNs)
-            let packed = TestMedia.packedI420(picture.buffer)
+            let packed = picture.buffer.packedI420()
             let original = try #require(recorded.source[frame.captureTimeNs])
             ours.append(contentsOf: packed)
             sourceBytes.append(contentsOf: original)

@@ -76,27 +76,6 @@ enum TestMedia {
         }
     }
 
-    /// Packed I420 bytes (Y, U, V) of a buffer of either layout.
-    static func packedI420(_ buffer: VideoFrameBuffer) -> [UInt8] {
-        switch buffer.format {
-        case .i420:
-            return buffer.packedBytes(plane: 0) + buffer.packedBytes(plane: 1) + buffer.packedBytes(plane: 2)
-        case .nv12:
-            let uv = buffer.packedBytes(plane: 1)
-            let half = uv.count / 2
-            let chroma = [UInt8](unsafeUninitializedCapacity: uv.count) { out, count in
-                uv.withUnsafeBufferPointer { src in
-                    for i in 0..<half {
-                        out[i] = src[2 * i]
-                        out[half + i] = src[2 * i + 1]
-                    }
-                }
-                count = uv.count
-            }
-            return buffer.packedBytes(plane: 0) + chroma
-        }
-    }
-
     /// PSNR in dB of `a` against `b` over the first `lumaBytes` bytes (Y) and over everything (Y, U and V).
     static func psnr(_ a: [UInt8], _ b: [UInt8], lumaBytes: Int) -> (y: Double, all: Double) {
         func value(_ range: Range<Int>) -> Double {
