@@ -88,16 +88,10 @@ struct PictureError: Sendable {
 
     static func psnr(sse: UInt64, samples: Int) -> Double {
         guard samples > 0 else { return 0 }
-        guard sse > 0 else { return 99 }
-        return min(99, 10 * log10(255 * 255 * Double(samples) / Double(sse)))
+        return min(99, FrameQuality.psnr(squaredError: sse, samples: samples))
     }
 
     private static func sse(_ a: [UInt8], _ b: [UInt8]) -> UInt64 {
-        var total: UInt64 = 0
-        for index in 0..<min(a.count, b.count) {
-            let difference = Int(a[index]) - Int(b[index])
-            total += UInt64(difference * difference)
-        }
-        return total
+        FrameQuality.squaredError(a, b, in: 0..<min(a.count, b.count))
     }
 }

@@ -227,15 +227,3 @@ func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String? {
     let largest = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
     return "first difference at \(index): \(a[index]) vs \(b[index]), largest \(largest)"
 }
-
-/// Peak signal-to-noise ratio of two equally long 8-bit planes, in dB (infinity when identical).
-func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
-    precondition(a.count == b.count && !a.isEmpty)
-    var sum = 0.0
-    for (x, y) in zip(a, b) {
-        let d = Double(x) - Double(y)
-        sum += d * d
-    }
-    let mse = sum / Double(a.count)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-}

@@ -30,7 +30,8 @@ struct JPEGConversionTests {
     /// Expects PSNR ≥ `minimum` dB for each plane of `image` against `reference`.
     private static func expectClose(_ image: I420Image, _ reference: I420Image, minimum: Double, _ label: String) {
         for (name, a, b) in [("Y", image.y, reference.y), ("U", image.u, reference.u), ("V", image.v, reference.v)] {
-            let value = psnr(a, b)
+            precondition(a.count == b.count && !a.isEmpty)
+            let value = FrameQuality.psnr(a, b)
             print("\(label) \(name) PSNR \(value) dB")
             #expect(value >= minimum, "\(label) plane \(name): \(value) dB")
         }
