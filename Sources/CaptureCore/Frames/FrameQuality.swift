@@ -15,13 +15,6 @@ public enum FrameQuality {
         public var chroma: Double
         /// PSNR over every sample in dB.
         public var combined: Double
-
-        /// Creates a result from its three values.
-        public init(luma: Double, chroma: Double, combined: Double) {
-            self.luma = luma
-            self.chroma = chroma
-            self.combined = combined
-        }
     }
 
     /// The sum of squared differences between `a` and `b` over the indices `range` (which both must contain).
