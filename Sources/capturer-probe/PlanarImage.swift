@@ -18,23 +18,7 @@ struct PlanarImage: Sendable {
     init(copying buffer: VideoFrameBuffer) {
         width = buffer.width
         height = buffer.height
-        y = buffer.packedBytes(plane: 0)
-        switch buffer.format {
-        case .i420:
-            u = buffer.packedBytes(plane: 1)
-            v = buffer.packedBytes(plane: 2)
-        case .nv12:
-            let interleaved = buffer.packedBytes(plane: 1)
-            let count = interleaved.count / 2
-            u = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                for index in 0..<count { out[index] = interleaved[2 * index] }
-                initialized = count
-            }
-            v = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                for index in 0..<count { out[index] = interleaved[2 * index + 1] }
-                initialized = count
-            }
-        }
+        (y, u, v) = buffer.packedI420Planes()
     }
 
     init(width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8]) {
@@ -104,16 +88,10 @@ struct PictureError: Sendable {
 
     static func psnr(sse: UInt64, samples: Int) -> Double {
         guard samples > 0 else { return 0 }
-        guard sse > 0 else { return 99 }
-        return min(99, 10 * log10(255 * 255 * Double(samples) / Double(sse)))
+        return min(99, FrameQuality.psnr(squaredError: sse, samples: samples))
     }
 
     private static func sse(_ a: [UInt8], _ b: [UInt8]) -> UInt64 {
-        var total: UInt64 = 0
-        for index in 0..<min(a.count, b.count) {
-            let difference = Int(a[index]) - Int(b[index])
-            total += UInt64(difference * difference)
-        }
-        return total
+        FrameQuality.squaredError(a, b, in: 0..<min(a.count, b.count))
     }
 }

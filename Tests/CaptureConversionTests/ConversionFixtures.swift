@@ -42,26 +42,7 @@ struct I420Image: Equatable {
     init(_ buffer: VideoFrameBuffer) {
         width = buffer.width
         height = buffer.height
-        y = buffer.packedBytes(plane: 0)
-        switch buffer.format {
-        case .i420:
-            u = buffer.packedBytes(plane: 1)
-            v = buffer.packedBytes(plane: 2)
-        case .nv12:
-            let uv = buffer.packedBytes(plane: 1)
-            (u, v) = uv.withUnsafeBufferPointer { uv in
-                let half = uv.count / 2
-                let u = [UInt8](unsafeUninitializedCapacity: half) { out, n in
-                    for index in 0..<half { out[index] = uv[2 * index] }
-                    n = half
-                }
-                let v = [UInt8](unsafeUninitializedCapacity: half) { out, n in
-                    for index in 0..<half { out[index] = uv[2 * index + 1] }
-                    n = half
-                }
-                return (u, v)
-            }
-        }
+        (y, u, v) = buffer.packedI420Planes()
     }
 
     /// The interleaved UV plane of the NV12 form of this image, computed by libyuv's `I420ToNV12`.
@@ -245,16 +226,4 @@ func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String? {
     guard a != b, let index = a.indices.first(where: { a[$0] != b[$0] }) else { return nil }
     let largest = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
     return "first difference at \(index): \(a[index]) vs \(b[index]), largest \(largest)"
-}
-
-/// Peak signal-to-noise ratio of two equally long 8-bit planes, in dB (infinity when identical).
-func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
-    precondition(a.count == b.count && !a.isEmpty)
-    var sum = 0.0
-    for (x, y) in zip(a, b) {
-        let d = Double(x) - Double(y)
-        sum += d * d
-    }
-    let mse = sum / Double(a.count)
-    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
 }

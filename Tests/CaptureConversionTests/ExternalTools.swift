@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 
 /// External programs some tests compare against; a missing one skips those tests with a printed note.
@@ -8,31 +9,21 @@ enum ExternalTools {
     static let cjpeg = find("cjpeg", purpose: "the UVC-style 4:2:2 JPEG test (apt-get install libjpeg-turbo-progs)")
 
     private static func find(_ name: String, purpose: String) -> URL? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for directory in paths {
-            let url = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
+        if let path = ExternalProcess.which(name) { return URL(fileURLWithPath: path) }
         FileHandle.standardError.write(Data("NOTE: \(name) not found on PATH: skipping \(purpose)\n".utf8))
         return nil
     }
 
-    /// Runs `tool` with `arguments`, standard output to `output` if given; throws when it fails.
-    static func run(_ tool: URL, _ arguments: [String], output: URL? = nil) throws {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        if let output {
-            guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-                throw ToolFailure(description: "cannot create \(output.path)")
-            }
-            process.standardOutput = try FileHandle(forWritingTo: output)
+    /// Runs `tool` with `arguments` (off the cooperative pool), standard output to `output` if given; throws when it
+    /// fails.
+    static func run(_ tool: URL, _ arguments: [String], output: URL? = nil) async throws {
+        let result = try await ExternalProcess.run(tool.path, arguments)
+        guard result.status == 0 else {
+            throw ToolFailure(
+                description: "\(tool.lastPathComponent) \(arguments.joined(separator: " ")) exited \(result.status): "
+                    + result.stderrText)
         }
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolFailure(description: "\(tool.lastPathComponent) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
+        if let output { try result.stdout.write(to: output) }
     }
 
     struct ToolFailure: Error, CustomStringConvertible {

@@ -7,12 +7,12 @@ import Testing
 @Suite("FrameConverter: MJPEG")
 struct JPEGConversionTests {
     /// Makes a `testsrc2` JPEG with FFmpeg in `pixelFormat` (`yuvj420p`, `yuvj422p`) and returns its bytes.
-    private static func ffmpegJPEG(_ size: Dimensions, pixelFormat: String, in directory: URL) throws -> (URL, [UInt8]) {
+    private static func ffmpegJPEG(_ size: Dimensions, pixelFormat: String, in directory: URL) async throws -> (URL, [UInt8]) {
         let ffmpeg = try #require(ExternalTools.ffmpeg)
         let url = directory.appendingPathComponent("testsrc2-\(size)-\(pixelFormat).jpg")
         // testsrc2 (and a crop in YUV) round odd sizes down to even, so crop in RGB for odd sizes.
         let even = Dimensions(width: (size.width + 1) & ~1, height: (size.height + 1) & ~1)
-        try ExternalTools.run(ffmpeg, [
+        try await ExternalTools.run(ffmpeg, [
             "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(even)",
             "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1", "-pix_fmt", pixelFormat, url.path,
         ])
@@ -20,17 +20,18 @@ struct JPEGConversionTests {
     }
 
     /// FFmpeg's decoding of `jpeg` as raw planes in `pixelFormat` (no range conversion for `yuvj*`).
-    private static func ffmpegDecode(_ jpeg: URL, pixelFormat: String) throws -> [UInt8] {
+    private static func ffmpegDecode(_ jpeg: URL, pixelFormat: String) async throws -> [UInt8] {
         let ffmpeg = try #require(ExternalTools.ffmpeg)
         let raw = jpeg.deletingPathExtension().appendingPathExtension("\(pixelFormat).yuv")
-        try ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-i", jpeg.path, "-f", "rawvideo", "-pix_fmt", pixelFormat, raw.path])
+        try await ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-i", jpeg.path, "-f", "rawvideo", "-pix_fmt", pixelFormat, raw.path])
         return Array(try Data(contentsOf: raw))
     }
 
     /// Expects PSNR ≥ `minimum` dB for each plane of `image` against `reference`.
     private static func expectClose(_ image: I420Image, _ reference: I420Image, minimum: Double, _ label: String) {
         for (name, a, b) in [("Y", image.y, reference.y), ("U", image.u, reference.u), ("V", image.v, reference.v)] {
-            let value = psnr(a, b)
+            precondition(a.count == b.count && !a.isEmpty)
+            let value = FrameQuality.psnr(a, b)
             print("\(label) \(name) PSNR \(value) dB")
             #expect(value >= minimum, "\(label) plane \(name): \(value) dB")
         }
@@ -40,11 +41,11 @@ struct JPEGConversionTests {
         "4:2:0 JPEG decodes like FFmpeg (PSNR ≥ 40 dB), NV12 and I420",
         .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"),
         arguments: [Dimensions(width: 640, height: 480), Dimensions(width: 641, height: 479), Dimensions(width: 33, height: 17)])
-    func decodes420(_ size: Dimensions) throws {
+    func decodes420(_ size: Dimensions) async throws {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (url, jpeg) = try Self.ffmpegJPEG(size, pixelFormat: "yuvj420p", in: directory)
-        let raw = try Self.ffmpegDecode(url, pixelFormat: "yuvj420p")
+        let (url, jpeg) = try await Self.ffmpegJPEG(size, pixelFormat: "yuvj420p", in: directory)
+        let raw = try await Self.ffmpegDecode(url, pixelFormat: "yuvj420p")
         let (w, h) = (size.width, size.height)
         let (cw, ch) = ((w + 1) / 2, (h + 1) / 2)
         try #require(raw.count == w * h + 2 * cw * ch)
@@ -62,17 +63,17 @@ struct JPEGConversionTests {
     @Test(
         "UVC-style 4:2:2 JPEG (Y 2x1, chroma 1x1) decodes like FFmpeg with chroma rows averaged",
         .enabled(if: ExternalTools.ffmpeg != nil && ExternalTools.cjpeg != nil, "ffmpeg or cjpeg is not installed"))
-    func decodes422() throws {
+    func decodes422() async throws {
         let ffmpeg = try #require(ExternalTools.ffmpeg), cjpeg = try #require(ExternalTools.cjpeg)
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (w, h) = (640, 480)
         let ppm = directory.appendingPathComponent("testsrc2.ppm")
-        try ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(w)x\(h)", "-frames:v", "1", ppm.path])
+        try await ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(w)x\(h)", "-frames:v", "1", ppm.path])
         let url = directory.appendingPathComponent("uvc422.jpg")
-        try ExternalTools.run(cjpeg, ["-sample", "2x1", "-quality", "90", ppm.path], output: url)
+        try await ExternalTools.run(cjpeg, ["-sample", "2x1", "-quality", "90", ppm.path], output: url)
         let jpeg = Array(try Data(contentsOf: url))
-        let raw = try Self.ffmpegDecode(url, pixelFormat: "yuvj422p")
+        let raw = try await Self.ffmpegDecode(url, pixelFormat: "yuvj422p")
         let cw = w / 2
         try #require(raw.count == w * h + 2 * cw * h)
         // 4:2:2 → 4:2:0 by averaging each pair of chroma rows (what libyuv's I422ToI420 does).
@@ -99,10 +100,10 @@ struct JPEGConversionTests {
     @Test(
         "FFmpeg's 4:2:2 JPEG (Y 2x2, chroma 1x2) is refused cleanly",
         .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"))
-    func refusesFFmpeg422() throws {
+    func refusesFFmpeg422() async throws {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (_, jpeg) = try Self.ffmpegJPEG(Dimensions(width: 640, height: 480), pixelFormat: "yuvj422p", in: directory)
+        let (_, jpeg) = try await Self.ffmpegJPEG(Dimensions(width: 640, height: 480), pixelFormat: "yuvj422p", in: directory)
         let error = #expect(throws: CaptureError.self) { try convert(jpeg, .mjpg, width: 640, height: 480, output: .nv12) }
         #expect(error?.code == .conversionFailed)
     }
@@ -110,11 +111,11 @@ struct JPEGConversionTests {
     @Test(
         "truncated, corrupted and mis-sized JPEGs are errors or decode, never a crash",
         .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"))
-    func badJPEGs() throws {
+    func badJPEGs() async throws {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (w, h) = (320, 240)
-        let (_, jpeg) = try Self.ffmpegJPEG(Dimensions(width: w, height: h), pixelFormat: "yuvj420p", in: directory)
+        let (_, jpeg) = try await Self.ffmpegJPEG(Dimensions(width: w, height: h), pixelFormat: "yuvj420p", in: directory)
         let buffer = VideoFrameBuffer(format: .i420, width: w, height: h)
         // Truncated anywhere (no EOI): always an error.
         for cut in [1, 2, 3, 4, 20, 100, 600, jpeg.count / 2, jpeg.count - 3, jpeg.count - 1] {
@@ -174,12 +175,12 @@ struct JPEGConversionTests {
     @Test(
         "MJPEG without Huffman tables (as UVC cameras send it) decodes with the standard tables",
         .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"))
-    func missingHuffmanTables() throws {
+    func missingHuffmanTables() async throws {
         let ffmpeg = try #require(ExternalTools.ffmpeg)
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("standard-huffman.jpg")
-        try ExternalTools.run(ffmpeg, [
+        try await ExternalTools.run(ffmpeg, [
             "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480", "-frames:v", "1", "-pix_fmt", "yuvj420p",
             "-huffman", "default", url.path,
         ])

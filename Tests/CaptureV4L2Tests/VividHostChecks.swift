@@ -1,3 +1,4 @@
+import CaptureCore
 import CaptureTestSupport
 import Foundation
 import Testing
@@ -37,12 +38,15 @@ struct GuestArtifactChecks {
             [VividArtifacts.oursNV12, VividArtifacts.referenceYUYV], for: "PSNR against ffmpeg",
             "run Scripts/test-vivid with the vivid guest suites first")
     )
-    func oursMatchesFFmpegReference() throws {
+    func oursMatchesFFmpegReference() async throws {
         let ours = try VividArtifacts.read(VividArtifacts.oursNV12)
-        let reference = try VividFFmpeg.convertRaw(
+        let reference = try await VividFFmpeg.convertRaw(
             VividArtifacts.url(VividArtifacts.referenceYUYV),
             from: "yuyv422", width: Self.width, height: Self.height, to: "nv12")
-        let psnr = try #require(VividPSNR(nv12: ours, reference, width: Self.width, height: Self.height))
+        // NV12 packed: the luma plane, then the interleaved chroma plane.
+        let lumaCount = Self.width * Self.height
+        try #require(ours.count == lumaCount + 2 * ((Self.width + 1) / 2) * ((Self.height + 1) / 2))
+        let psnr = try #require(FrameQuality.psnr(packed: ours, reference, lumaCount: lumaCount))
         print("Guest artifacts: PSNR ours vs ffmpeg(v4l2-ctl): Y \(psnr.luma) dB, UV \(psnr.chroma) dB, all \(psnr.combined) dB")
         #expect(psnr.luma >= 40)
         #expect(psnr.chroma >= 40)

@@ -18,9 +18,9 @@ struct EncoderTests {
             let frame = TestMedia.frame(format, dimensions, index: index, timestampNs: 1_000_000_000 + UInt64(index) * 33_333_333)
             guard let out = try encoder.encode(frame) else { continue }
             encoded.append(out)
-            source.append(TestMedia.packedI420(frame.buffer))
+            source.append(frame.buffer.packedI420())
             let picture = try #require(try decoder.decode(out))
-            decoded.append(TestMedia.packedI420(picture.buffer))
+            decoded.append(picture.buffer.packedI420())
         }
         return (encoded, decoded, source)
     }

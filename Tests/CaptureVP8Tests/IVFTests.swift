@@ -64,7 +64,7 @@ struct IVFTests {
     }
 
     @Test("vpxdec and ffmpeg decode our IVF files to the same frames as our decoder", .enabled(if: TestMedia.haveDecoders, "vpxdec/ffmpeg missing"), arguments: [IVFTimebase.clock90kHz, .frameIndex(fps: 30)])
-    func externalDecoders(timebase: IVFTimebase) throws {
+    func externalDecoders(timebase: IVFTimebase) async throws {
         let dir = try TestMedia.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("clip.ivf")
@@ -73,10 +73,10 @@ struct IVFTests {
         var ours = Data()
         for frame in try IVFReader(path: url.path).readAll() {
             let buffer = try #require(try decoder.decode(frame.bytes))
-            ours.append(contentsOf: TestMedia.packedI420(buffer))
+            ours.append(contentsOf: buffer.packedI420())
         }
         // With real capture timing, ffmpeg's raw output needs passthrough to keep one frame per frame.
-        let external = try TestMedia.externalDecodes(
+        let external = try await TestMedia.externalDecodes(
             of: url, in: dir, maxFrames: written.count + 10, passthrough: timebase == .clock90kHz)
         #expect(ours.count == written.count * Self.vga.area * 3 / 2)
         let vpxdecSame = external.vpxdec == ours, ffmpegSame = external.ffmpeg == ours

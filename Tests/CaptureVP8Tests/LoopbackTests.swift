@@ -33,7 +33,7 @@ struct LoopbackTests {
             let take = recorded.withLock { r -> Bool in
                 guard r.order.count < limit else { return false }
                 r.order.append(frame.timestampNs)
-                r.source[frame.timestampNs] = TestMedia.packedI420(frame.buffer)
+                r.source[frame.timestampNs] = frame.buffer.packedI420()
                 r.rotations.insert(frame.rotation)
                 return true
             }
@@ -89,7 +89,7 @@ struct LoopbackTests {
             provider = .builtIn
         case .y4mNV12, .y4mI420:
             let y4m = dir.appendingPathComponent("clip.y4m")
-            let made = try TestMedia.run("ffmpeg", [
+            let made = try await TestMedia.run("ffmpeg", [
                 "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30", "-frames:v",
                 "\(Self.frameCount)", "-pix_fmt", "yuv420p", y4m.path,
             ])
@@ -153,14 +153,14 @@ struct LoopbackTests {
         for frame in encoded {
             let picture = try #require(try decoder.decode(frame))
             #expect(picture.rotation == .degrees90 && picture.timestampNs == frame.captureTimeNs)
-            let packed = TestMedia.packedI420(picture.buffer)
+            let packed = picture.buffer.packedI420()
             let original = try #require(recorded.source[frame.captureTimeNs])
             ours.append(contentsOf: packed)
             sourceBytes.append(contentsOf: original)
             decodedFrames.append(packed)
             sourceFrames.append(original)
         }
-        let external = try TestMedia.externalDecodes(of: ivf, in: dir, maxFrames: encoded.count + 10)
+        let external = try await TestMedia.externalDecodes(of: ivf, in: dir, maxFrames: encoded.count + 10)
         let frameBytes = Self.vga.area * 3 / 2
         #expect(external.vpxdec.count / frameBytes == encoded.count)
         #expect(external.ffmpeg.count / frameBytes == encoded.count)

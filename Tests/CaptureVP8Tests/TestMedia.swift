@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 
 /// Frames, PSNR and external tools for the VP8 tests.
@@ -75,41 +76,12 @@ enum TestMedia {
         }
     }
 
-    /// Packed I420 bytes (Y, U, V) of a buffer of either layout.
-    static func packedI420(_ buffer: VideoFrameBuffer) -> [UInt8] {
-        switch buffer.format {
-        case .i420:
-            return buffer.packedBytes(plane: 0) + buffer.packedBytes(plane: 1) + buffer.packedBytes(plane: 2)
-        case .nv12:
-            let uv = buffer.packedBytes(plane: 1)
-            let half = uv.count / 2
-            let chroma = [UInt8](unsafeUninitializedCapacity: uv.count) { out, count in
-                uv.withUnsafeBufferPointer { src in
-                    for i in 0..<half {
-                        out[i] = src[2 * i]
-                        out[half + i] = src[2 * i + 1]
-                    }
-                }
-                count = uv.count
-            }
-            return buffer.packedBytes(plane: 0) + chroma
-        }
-    }
-
-    /// PSNR in dB of `a` against `b` over the first `lumaBytes` bytes (Y) and over everything (Y, U and V).
+    /// PSNR in dB of `a` against `b` over the first `lumaBytes` bytes (Y) and over everything (Y, U and V); 99 dB
+    /// for identical samples, as libvpx reports.
     static func psnr(_ a: [UInt8], _ b: [UInt8], lumaBytes: Int) -> (y: Double, all: Double) {
         func value(_ range: Range<Int>) -> Double {
-            var sum = 0
-            a.withUnsafeBufferPointer { a in
-                b.withUnsafeBufferPointer { b in
-                    for i in range {
-                        let d = Int(a[i]) - Int(b[i])
-                        sum += d * d
-                    }
-                }
-            }
-            let mse = Double(sum) / Double(range.count)
-            return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+            let psnr = FrameQuality.psnr(squaredError: FrameQuality.squaredError(a, b, in: range), samples: range.count)
+            return psnr == .infinity ? 99 : psnr
         }
         return (value(0..<lumaBytes), value(0..<min(a.count, b.count)))
     }
@@ -129,14 +101,7 @@ enum TestMedia {
     }
 
     /// The path of `tool` on `PATH`, or `nil`.
-    static func which(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    static func which(_ tool: String) -> String? { ExternalProcess.which(tool) }
 
     /// Whether vpxdec and ffmpeg are both installed.
     static let haveDecoders = which("vpxdec") != nil && which("ffmpeg") != nil
@@ -148,19 +113,11 @@ enum TestMedia {
         if !haveDecoders { print("SKIPPED \(test): \(decodersMissing)") }
     }
 
-    /// Runs a tool, returning its exit status and standard error.
+    /// Runs a tool (off the cooperative pool), returning its exit status and standard error.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: which(tool) ?? tool)
-        process.arguments = arguments
-        let errPipe = Pipe()
-        process.standardError = errPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let err = errPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: err, as: UTF8.self))
+    static func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, stderr: String) {
+        let result = try await ExternalProcess.run(tool, arguments)
+        return (result.status, result.stderrText)
     }
 
     /// Decodes an IVF file with vpxdec and with ffmpeg into raw I420, returning both outputs.
@@ -168,12 +125,12 @@ enum TestMedia {
     /// `-fps_mode passthrough` (one output frame per input frame whatever the timestamps).
     static func externalDecodes(
         of ivf: URL, in dir: URL, maxFrames: Int, passthrough: Bool = false
-    ) throws -> (vpxdec: Data, ffmpeg: Data) {
+    ) async throws -> (vpxdec: Data, ffmpeg: Data) {
         let vpxOut = dir.appendingPathComponent("vpxdec.yuv")
         let ffOut = dir.appendingPathComponent("ffmpeg.yuv")
-        let vpx = try run("vpxdec", ["--i420", "-o", vpxOut.path, ivf.path])
+        let vpx = try await run("vpxdec", ["--i420", "-o", vpxOut.path, ivf.path])
         guard vpx.status == 0 else { throw ToolFailure(tool: "vpxdec", stderr: vpx.stderr) }
-        let ff = try run(
+        let ff = try await run(
             "ffmpeg",
             ["-v", "error", "-y", "-i", ivf.path] + (passthrough ? ["-fps_mode", "passthrough"] : [])
                 + ["-frames:v", "\(maxFrames)", "-f", "rawvideo", "-pix_fmt", "yuv420p", ffOut.path])

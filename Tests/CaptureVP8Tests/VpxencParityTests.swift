@@ -15,12 +15,12 @@ struct VpxencParityTests {
         arguments: [(Dimensions(width: 640, height: 480), OutputPixelFormat.i420, 800),
                     (Dimensions(width: 640, height: 480), .nv12, 2000),
                     (Dimensions(width: 320, height: 240), .nv12, 300)])
-    func parity(size: Dimensions, layout: OutputPixelFormat, kbps: Int) throws {
+    func parity(size: Dimensions, layout: OutputPixelFormat, kbps: Int) async throws {
         let dir = try TestMedia.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let frames = 30
         let clip = dir.appendingPathComponent("clip.yuv")
-        let made = try TestMedia.run("ffmpeg", [
+        let made = try await TestMedia.run("ffmpeg", [
             "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30,noise=alls=6:allf=t",
             "-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-f", "rawvideo", clip.path,
         ])
@@ -48,7 +48,7 @@ struct VpxencParityTests {
         try writer.close()
 
         let theirs = dir.appendingPathComponent("vpxenc.ivf")
-        let vpxenc = try TestMedia.run("vpxenc", [
+        let vpxenc = try await TestMedia.run("vpxenc", [
             "--codec=vp8", "--rt", "--cpu-used=\(configuration.resolvedCpuUsed(for: size))", "--threads=1",
             "--end-usage=cbr", "--lag-in-frames=0", "--static-thresh=1", "--min-q=2", "--max-q=56",
             "--undershoot-pct=100", "--overshoot-pct=15", "--buf-sz=1000", "--buf-initial-sz=500",

@@ -10,8 +10,8 @@ import Glibc
 @Suite("capturer-probe bad input", .enabled(if: Probe.isAvailable, "the built capturer-probe executable"))
 struct BadInputTests {
     /// Runs `arguments` and checks the exit status and the single error line.
-    func expectFailure(_ arguments: [String], status: Int32, mentioning text: String, input: Data? = nil) throws {
-        let result = try Probe.run(arguments, input: input)
+    func expectFailure(_ arguments: [String], status: Int32, mentioning text: String, input: Data? = nil) async throws {
+        let result = try await Probe.run(arguments, input: input)
         #expect(result.status == status, "\(arguments): \(result.stderr)")
         #expect(result.stderrLines.count == 1, "\(arguments): \(result.stderr)")
         let line = try #require(result.stderrLines.first)
@@ -22,71 +22,71 @@ struct BadInputTests {
     }
 
     @Test("a device that does not exist: 3", arguments: ["formats", "select", "capture", "snapshot"])
-    func deviceNotFound(command: String) throws {
+    func deviceNotFound(command: String) async throws {
         var arguments = [command, "--device", "/dev/video99"]
         if command == "snapshot" { arguments += ["-o", "/tmp/capturer-probe-never.png"] }
-        try expectFailure(arguments, status: 3, mentioning: "/dev/video99")
-        try expectFailure([command, "--device", "no-such-camera"] + arguments.dropFirst(3), status: 3,
+        try await expectFailure(arguments, status: 3, mentioning: "/dev/video99")
+        try await expectFailure([command, "--device", "no-such-camera"] + arguments.dropFirst(3), status: 3,
                           mentioning: "no-such-camera")
     }
 
     @Test("not a capture device (a regular file, /dev/null, a directory): 4",
           arguments: ["/dev/null", "/etc/hostname", "/tmp"])
-    func notACaptureDevice(path: String) throws {
-        try expectFailure(["formats", "--device", path], status: 4, mentioning: path)
-        try expectFailure(["select", "--device", path], status: 4, mentioning: path)
+    func notACaptureDevice(path: String) async throws {
+        try await expectFailure(["formats", "--device", path], status: 4, mentioning: path)
+        try await expectFailure(["select", "--device", path], status: 4, mentioning: path)
     }
 
     @Test("a malformed dump or Y4M file: 7", arguments: ["garbage-line.txt", "bad-size.txt", "empty.txt"])
-    func malformedDump(file: String) throws {
+    func malformedDump(file: String) async throws {
         let path = Probe.fixture("devices/malformed/" + file)
-        try expectFailure(["select", "--formats", path], status: 7, mentioning: path)
-        try expectFailure(["formats", "--formats", path], status: 7, mentioning: path)
+        try await expectFailure(["select", "--formats", path], status: 7, mentioning: path)
+        try await expectFailure(["formats", "--formats", path], status: 7, mentioning: path)
     }
 
     @Test("a malformed dump on standard input: 7")
-    func malformedStandardInput() throws {
-        try expectFailure(["select", "--formats", "-"], status: 7, mentioning: "line", input: Data("hello\n".utf8))
+    func malformedStandardInput() async throws {
+        try await expectFailure(["select", "--formats", "-"], status: 7, mentioning: "line", input: Data("hello\n".utf8))
     }
 
     @Test("a malformed Y4M file: 7")
-    func malformedY4M() throws {
+    func malformedY4M() async throws {
         let directory = try Probe.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("broken.y4m").path
         try Data("YUV4MPEG2 W0 garbage\n".utf8).write(to: URL(fileURLWithPath: path))
-        try expectFailure(["formats", "--device", path], status: 7, mentioning: path)
+        try await expectFailure(["formats", "--device", path], status: 7, mentioning: path)
     }
 
     @Test("a bad --target: 64 (usage)", arguments: ["0x0", "abcxdef", "640", "-5x10", "1280x"])
-    func badTarget(target: String) throws {
-        try expectFailure(["select", "--target", target], status: 64, mentioning: "--target")
-        try expectFailure(["capture", "-d", "synthetic", "--target", target], status: 64, mentioning: "--target")
+    func badTarget(target: String) async throws {
+        try await expectFailure(["select", "--target", target], status: 64, mentioning: "--target")
+        try await expectFailure(["capture", "-d", "synthetic", "--target", target], status: 64, mentioning: "--target")
     }
 
     @Test("other usage errors: 64")
-    func usage() throws {
-        try expectFailure(["capture", "--frames", "0"], status: 64, mentioning: "--frames")
-        try expectFailure(["capture", "--frames", "2", "--seconds", "1"], status: 64, mentioning: "--seconds")
-        try expectFailure(["capture", "--orientation", "sideways"], status: 64, mentioning: "sideways")
-        try expectFailure(["snapshot", "-d", "synthetic", "-o", "/tmp/x.gif"], status: 64, mentioning: ".png")
-        try expectFailure(["snapshot", "-d", "synthetic"], status: 64, mentioning: "--output")
-        try expectFailure(["select", "--prefer", "TOOLONG"], status: 64, mentioning: "--prefer")
-        try expectFailure(["select", "--device", "synthetic", "--formats", "x.txt"], status: 64, mentioning: "--formats")
-        try expectFailure(["frobnicate"], status: 64, mentioning: "frobnicate")
+    func usage() async throws {
+        try await expectFailure(["capture", "--frames", "0"], status: 64, mentioning: "--frames")
+        try await expectFailure(["capture", "--frames", "2", "--seconds", "1"], status: 64, mentioning: "--seconds")
+        try await expectFailure(["capture", "--orientation", "sideways"], status: 64, mentioning: "sideways")
+        try await expectFailure(["snapshot", "-d", "synthetic", "-o", "/tmp/x.gif"], status: 64, mentioning: ".png")
+        try await expectFailure(["snapshot", "-d", "synthetic"], status: 64, mentioning: "--output")
+        try await expectFailure(["select", "--prefer", "TOOLONG"], status: 64, mentioning: "--prefer")
+        try await expectFailure(["select", "--device", "synthetic", "--formats", "x.txt"], status: 64, mentioning: "--formats")
+        try await expectFailure(["frobnicate"], status: 64, mentioning: "frobnicate")
     }
 
     @Test("an unwritable output path is refused before capturing: 8")
-    func outputNotWritable() throws {
+    func outputNotWritable() async throws {
         let missing = "/nonexistent-capturer-probe-dir/out.ivf"
-        try expectFailure(["capture", "-d", "synthetic", "--output", missing], status: 8, mentioning: missing)
-        try expectFailure(["capture", "-d", "synthetic", "--output", "/tmp"], status: 8, mentioning: "/tmp")
-        try expectFailure(["snapshot", "-d", "synthetic", "-o", "/nonexistent-capturer-probe-dir/x.png"],
+        try await expectFailure(["capture", "-d", "synthetic", "--output", missing], status: 8, mentioning: missing)
+        try await expectFailure(["capture", "-d", "synthetic", "--output", "/tmp"], status: 8, mentioning: "/tmp")
+        try await expectFailure(["snapshot", "-d", "synthetic", "-o", "/nonexistent-capturer-probe-dir/x.png"],
                           status: 8, mentioning: "x.png")
     }
 
     @Test("no usable format on a device: 10")
-    func noUsableFormat() throws {
+    func noUsableFormat() async throws {
         let dump = """
             ioctl: VIDIOC_ENUM_FMT
             \tType: Video Capture
@@ -96,18 +96,18 @@ struct BadInputTests {
             \t\t\tInterval: Discrete 0.033s (30.000 fps)
 
             """
-        try expectFailure(["select", "--formats", "-"], status: 10, mentioning: "no format", input: Data(dump.utf8))
+        try await expectFailure(["select", "--formats", "-"], status: 10, mentioning: "no format", input: Data(dump.utf8))
     }
 
     static let isRoot = getuid() == 0
 
     @Test("a file the user may not read: 6",
           .enabled(if: !isRoot, "root reads every file, so permission cannot be denied when tests run as root"))
-    func permissionDenied() throws {
+    func permissionDenied() async throws {
         let directory = try Probe.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try SnapshotCommandTests.redY4M(in: directory)
         chmod(path, 0)
-        try expectFailure(["formats", "--device", path], status: 6, mentioning: path)
+        try await expectFailure(["formats", "--device", path], status: 6, mentioning: path)
     }
 }

@@ -6,8 +6,8 @@ import Testing
 @Suite("capturer-probe capture", .enabled(if: Probe.isAvailable, "the built capturer-probe executable"))
 struct CaptureCommandTests {
     @Test("capture --json on the synthetic camera: counts, rate, rotation, bit rate and loopback PSNR")
-    func syntheticJSON() throws {
-        let result = try Probe.run(
+    func syntheticJSON() async throws {
+        let result = try await Probe.run(
             ["capture", "-d", "synthetic", "--target", "320x240", "--frames", "12", "--unpaced", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try result.json()
@@ -37,8 +37,8 @@ struct CaptureCommandTests {
               ("synthetic", "landscapeLeft", 180), ("synthetic:back", "landscapeLeft", 0),
               ("synthetic:back", "landscapeRight", 180), ("synthetic", "faceUp", 0),
           ])
-    func rotation(device: String, orientation: String, degrees: Int) throws {
-        let json = try Probe.run(
+    func rotation(device: String, orientation: String, degrees: Int) async throws {
+        let json = try await Probe.run(
             ["capture", "-d", device, "--target", "320x240", "--frames", "3", "--unpaced", "--orientation",
              orientation, "--json"]).json()
         #expect(json["rotation"] as? Int == degrees)
@@ -46,11 +46,11 @@ struct CaptureCommandTests {
     }
 
     @Test("--output writes an IVF file that vpxdec decodes to as many frames as were encoded")
-    func ivfOutput() throws {
+    func ivfOutput() async throws {
         let directory = try Probe.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ivf = directory.appendingPathComponent("out.ivf").path
-        let json = try Probe.run(
+        let json = try await Probe.run(
             ["capture", "-d", "synthetic", "--target", "320x240", "--frames", "8", "--unpaced", "--output", ivf,
              "--bitrate", "500", "--json"]).json()
         let encoded = try #require(json["framesEncoded"] as? Int)
@@ -61,21 +61,21 @@ struct CaptureCommandTests {
         #expect(Array(bytes[8..<12]) == Array("VP80".utf8))
         let frameCount = Int(bytes[24]) | Int(bytes[25]) << 8 | Int(bytes[26]) << 16 | Int(bytes[27]) << 24
         #expect(frameCount == encoded)
-        guard let vpxdec = Probe.tool("vpxdec") else {
+        guard let vpxdec = ExternalProcess.which("vpxdec") else {
             print("SKIPPED: vpxdec not installed; the IVF file was checked by its header only")
             return
         }
         let yuv = directory.appendingPathComponent("out.yuv").path
-        let decoded = try Probe.external(vpxdec, ["--i420", "-o", yuv, ivf])
+        let decoded = try await ExternalProcess.run(vpxdec, ["--i420", "-o", yuv, ivf])
         #expect(decoded.status == 0)
         let size = try FileManager.default.attributesOfItem(atPath: yuv)[.size] as? Int
         #expect(size == encoded * 320 * 240 * 3 / 2)
     }
 
     @Test("capture on a recorded dump streams in the format the capturer selects")
-    func recorded() throws {
+    func recorded() async throws {
         let path = Probe.fixture("devices/uvc-c920.txt")
-        let json = try Probe.run(
+        let json = try await Probe.run(
             ["capture", "--formats", path, "--target", "640x480", "--frames", "4", "--unpaced", "--json"]).json()
         let device = try #require(json["device"] as? [String: Any])
         #expect(device["kind"] as? String == "recorded")
@@ -85,8 +85,8 @@ struct CaptureCommandTests {
     }
 
     @Test("capture --seconds stops by time; text output has every figure")
-    func secondsAndText() throws {
-        let result = try Probe.run(["capture", "-d", "synthetic", "--target", "320x240", "--seconds", "0.5"])
+    func secondsAndText() async throws {
+        let result = try await Probe.run(["capture", "-d", "synthetic", "--target", "320x240", "--seconds", "0.5"])
         #expect(result.status == 0, "\(result.stderr)")
         for label in ["device:", "format:", "frames:", "timing:", "rotation:", "VP8:", "latency:", "loopback:"] {
             #expect(result.stdout.contains(label))

@@ -6,9 +6,9 @@ import Testing
 @Suite("capturer-probe list and formats", .enabled(if: Probe.isAvailable, "the built capturer-probe executable"))
 struct FormatsCommandTests {
     @Test("list (also the default) shows the synthetic camera and marks the default")
-    func list() throws {
+    func list() async throws {
         for arguments in [[], ["list"]] {
-            let result = try Probe.run(arguments)
+            let result = try await Probe.run(arguments)
             #expect(result.status == 0)
             #expect(result.stderr.isEmpty)
             #expect(result.stdout.contains("ID"))
@@ -18,8 +18,8 @@ struct FormatsCommandTests {
     }
 
     @Test("list --json: schemaVersion, devices with id, name, driver, position and one default")
-    func listJSON() throws {
-        let json = try Probe.run(["list", "--json"]).json()
+    func listJSON() async throws {
+        let json = try await Probe.run(["list", "--json"]).json()
         #expect(json["schemaVersion"] as? Int == 1)
         let devices = try #require(json["devices"] as? [[String: Any]])
         let synthetic = try #require(devices.first { $0["id"] as? String == "synthetic" })
@@ -34,9 +34,9 @@ struct FormatsCommandTests {
     }
 
     @Test("formats --formats reproduces every recorded dump byte for byte", arguments: try Fixtures.deviceFiles())
-    func recordedDumpRoundTrip(file: String) throws {
+    func recordedDumpRoundTrip(file: String) async throws {
         let path = Probe.fixture("devices/" + file)
-        let result = try Probe.run(["formats", "--formats", path])
+        let result = try await Probe.run(["formats", "--formats", path])
         #expect(result.status == 0, "\(result.stderr)")
         // The old `Index/Pixel Format/Name` layout is printed in the current layout, as today's v4l2-ctl does.
         let expected = file == "uvc-c920-old-layout.txt"
@@ -45,17 +45,17 @@ struct FormatsCommandTests {
     }
 
     @Test("formats --formats - reads the dump from standard input")
-    func standardInput() throws {
+    func standardInput() async throws {
         let text = try Fixtures.text("devices/vivid.txt")
-        let result = try Probe.run(["formats", "--formats", "-"], input: Data(text.utf8))
+        let result = try await Probe.run(["formats", "--formats", "-"], input: Data(text.utf8))
         #expect(result.status == 0)
         #expect(result.stdout == text)
     }
 
     @Test("formats --json carries the same entries as the dump")
-    func formatsJSON() throws {
+    func formatsJSON() async throws {
         let path = Probe.fixture("devices/uvc-c920.txt")
-        let json = try Probe.run(["formats", "--formats", path, "--json"]).json()
+        let json = try await Probe.run(["formats", "--formats", path, "--json"]).json()
         #expect(json["schemaVersion"] as? Int == 1)
         #expect(json["bufferType"] as? String == "Video Capture")
         let entries = try #require(json["pixelFormats"] as? [[String: Any]])
@@ -73,8 +73,8 @@ struct FormatsCommandTests {
     }
 
     @Test("formats on the synthetic camera uses the v4l2-ctl layout for its formats")
-    func synthetic() throws {
-        let result = try Probe.run(["formats", "--device", "synthetic"])
+    func synthetic() async throws {
+        let result = try await Probe.run(["formats", "--device", "synthetic"])
         #expect(result.status == 0)
         let device = SyntheticCamera.device()
         #expect(result.stdout == V4L2FormatList(device).render())

@@ -43,36 +43,11 @@ enum Probe {
         return executable != nil
     }
 
-    /// Runs `capturer-probe arguments…` with `input` on standard input.
-    static func run(_ arguments: [String], input: Data? = nil) throws -> Result {
+    /// Runs `capturer-probe arguments…` with `input` on standard input (off the cooperative pool).
+    static func run(_ arguments: [String], input: Data? = nil) async throws -> Result {
         let executable = try #require(executable, "capturer-probe executable not found")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        // Standard error goes to a file, so that one pipe cannot fill up and block the child while we read the other.
-        let errorFile = FileManager.default.temporaryDirectory
-            .appendingPathComponent("capturer-probe-stderr-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        defer { try? FileManager.default.removeItem(at: errorFile) }
-        let errorHandle = try FileHandle(forWritingTo: errorFile)
-        let stdout = Pipe(), stdin = Pipe()
-        process.standardOutput = stdout
-        process.standardError = errorHandle
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(input)
-            try stdin.fileHandleForWriting.close()
-        }
-        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try errorHandle.close()
-        let errorData = try Data(contentsOf: errorFile)
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
-            stderr: String(decoding: errorData, as: UTF8.self))
+        let result = try await ExternalProcess.run(executable.path, arguments, input: input)
+        return Result(status: result.status, stdout: result.stdoutText, stderr: result.stderrText)
     }
 
     /// A fixture's path.
@@ -84,25 +59,5 @@ enum Probe {
             .appendingPathComponent("capturer-probe-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
-    }
-
-    /// The path of `tool` on `PATH`, or `nil`.
-    static func tool(_ tool: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// Runs an external tool, returning its exit status and standard output.
-    static func external(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, data)
     }
 }

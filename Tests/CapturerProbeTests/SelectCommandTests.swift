@@ -6,9 +6,9 @@ import Testing
 @Suite("capturer-probe select", .enabled(if: Probe.isAvailable, "the built capturer-probe executable"))
 struct SelectCommandTests {
     @Test("select on a recorded C920 dump: MJPG 1280x720 at 30 fps, decided by frame rate")
-    func recordedC920() throws {
+    func recordedC920() async throws {
         let path = Probe.fixture("devices/uvc-c920.txt")
-        let json = try Probe.run(["select", "--formats", path, "--target", "1280x720", "--json"]).json()
+        let json = try await Probe.run(["select", "--formats", path, "--target", "1280x720", "--json"]).json()
         #expect(json["schemaVersion"] as? Int == 1)
         #expect(json["pixelFormat"] as? String == "MJPG")
         #expect(json["width"] as? Int == 1280)
@@ -22,22 +22,22 @@ struct SelectCommandTests {
     }
 
     @Test("--fps-limit and --prefer change the pick and the rule that decided it")
-    func limitAndPreference() throws {
+    func limitAndPreference() async throws {
         let path = Probe.fixture("devices/uvc-c920.txt")
-        let limited = try Probe.run(
+        let limited = try await Probe.run(
             ["select", "--formats", path, "--target", "1280x720", "--fps-limit", "10", "--json"]).json()
         #expect(limited["fps"] as? Double == 10)
         #expect(limited["decidingRule"] as? String == "preference")
         #expect(limited["pixelFormat"] as? String == "YUYV")
-        let preferred = try Probe.run(
+        let preferred = try await Probe.run(
             ["select", "--formats", path, "--target", "1280x720", "--fps-limit", "10", "--prefer", "MJPG,YUYV",
              "--json"]).json()
         #expect(preferred["pixelFormat"] as? String == "MJPG")
     }
 
     @Test("select on the synthetic camera agrees with CaptureRules", arguments: ["640x480", "1000x600", "4000x3000"])
-    func synthetic(target: String) throws {
-        let json = try Probe.run(["select", "--device", "synthetic", "--target", target, "--json"]).json()
+    func synthetic(target: String) async throws {
+        let json = try await Probe.run(["select", "--device", "synthetic", "--target", target, "--json"]).json()
         let dimensions = try #require(Dimensions(parsing: target))
         let expected = try #require(CaptureRules.selectFormat(
             from: SyntheticCamera.device().formats, for: FormatRequest(target: dimensions)) { _ in true })
@@ -50,9 +50,9 @@ struct SelectCommandTests {
     }
 
     @Test("select text output names the device, the pick and each rule")
-    func text() throws {
+    func text() async throws {
         let path = Probe.fixture("devices/vivid.txt")
-        let result = try Probe.run(["select", "--formats", path, "--target", "640x480"])
+        let result = try await Probe.run(["select", "--formats", path, "--target", "640x480"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("device:        recorded:vivid.txt (vivid)"))
         #expect(result.stdout.contains("selected:      NV12 640x480 at 25 fps"))
@@ -61,9 +61,9 @@ struct SelectCommandTests {
     }
 
     @Test("select reads a dump from standard input")
-    func standardInput() throws {
+    func standardInput() async throws {
         let text = try Fixtures.text("devices/stepwise-bcm2835.txt")
-        let result = try Probe.run(["select", "--formats", "-", "--target", "1000x700", "--json"], input: Data(text.utf8))
+        let result = try await Probe.run(["select", "--formats", "-", "--target", "1000x700", "--json"], input: Data(text.utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let json = try result.json()
         let device = try Fixtures.device("stepwise-bcm2835.txt")

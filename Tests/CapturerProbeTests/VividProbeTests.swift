@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ enum VividNode {
 
     static let isAvailable: Bool = {
         let available = node.map { FileManager.default.fileExists(atPath: $0) } == true && Probe.executable != nil
-            && Probe.tool("v4l2-ctl") != nil
+            && ExternalProcess.which("v4l2-ctl") != nil
         if !available {
             print("SKIPPED: capturer-probe on a real node needs a /dev/video* camera and v4l2-ctl (the vivid guest)")
         }
@@ -29,26 +30,26 @@ enum VividNode {
 @Suite("capturer-probe on a real V4L2 node (vivid)", .enabled(if: VividNode.isAvailable, "a V4L2 camera"))
 struct VividProbeTests {
     @Test("formats is byte-identical to v4l2-ctl --list-formats-ext and exits 0")
-    func formatsMatchV4L2Ctl() throws {
+    func formatsMatchV4L2Ctl() async throws {
         let node = try #require(VividNode.node)
-        let v4l2ctl = try #require(Probe.tool("v4l2-ctl"))
-        let reference = try Probe.external(v4l2ctl, ["-d", node, "--list-formats-ext"])
-        let ours = try Probe.run(["formats", "--device", node])
+        let v4l2ctl = try #require(ExternalProcess.which("v4l2-ctl"))
+        let reference = try await ExternalProcess.run(v4l2ctl, ["-d", node, "--list-formats-ext"])
+        let ours = try await Probe.run(["formats", "--device", node])
         #expect(ours.status == 0, "\(ours.stderr)")
         #expect(ours.stdout == String(decoding: reference.stdout, as: UTF8.self))
     }
 
     @Test("list shows the node as the default device; select and capture work on it")
-    func listSelectCapture() throws {
+    func listSelectCapture() async throws {
         let node = try #require(VividNode.node)
-        let list = try Probe.run(["list", "--json"]).json()
+        let list = try await Probe.run(["list", "--json"]).json()
         let devices = try #require(list["devices"] as? [[String: Any]])
         let real = try #require(devices.first { $0["node"] as? String == node })
         #expect(real["kind"] as? String == "v4l2")
         #expect(list["defaultDevice"] as? String == real["id"] as? String)
-        let selection = try Probe.run(["select", "--device", node, "--target", "640x480", "--json"]).json()
+        let selection = try await Probe.run(["select", "--device", node, "--target", "640x480", "--json"]).json()
         #expect(selection["width"] as? Int == 640)
-        let capture = try Probe.run(
+        let capture = try await Probe.run(
             ["capture", "--device", node, "--target", "640x480", "--frames", "10", "--orientation", "portrait",
              "--json"]).json()
         #expect(capture["framesEncoded"] as? Int ?? 0 >= 1)
@@ -57,7 +58,7 @@ struct VividProbeTests {
     }
 
     @Test("a busy device: exit status 5 and one line")
-    func busy() throws {
+    func busy() async throws {
         let node = try #require(VividNode.node)
         let executable: URL = try #require(Probe.executable)
         let holder = Process()
@@ -70,8 +71,8 @@ struct VividProbeTests {
             holder.terminate()
             holder.waitUntilExit()
         }
-        usleep(2_000_000)
-        let result = try Probe.run(["capture", "--device", node, "--frames", "1", "--target", "640x480"])
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        let result = try await Probe.run(["capture", "--device", node, "--frames", "1", "--target", "640x480"])
         #expect(result.status == 5, "\(result.stderr)")
         #expect(result.stderrLines.count == 1)
         #expect(result.stderrLines.first?.hasPrefix("capturer-probe: error: \(node)") == true)

@@ -96,6 +96,37 @@ public final class VideoFrameBuffer: @unchecked Sendable {
         return out
     }
 
+    /// Copies the picture out as three I420 planes without padding, whatever the buffer's layout: Y (`width × height`
+    /// bytes), U and V (`⌈width/2⌉ × ⌈height/2⌉` bytes each; an NV12 buffer's interleaved UV plane is split).
+    public func packedI420Planes() -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
+        let y = packedBytes(plane: 0)
+        switch format {
+        case .i420:
+            return (y, packedBytes(plane: 1), packedBytes(plane: 2))
+        case .nv12:
+            let uv = packedBytes(plane: 1)
+            let count = uv.count / 2
+            return uv.withUnsafeBufferPointer { uv in
+                let u = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                    for index in 0..<count { out[index] = uv[2 * index] }
+                    initialized = count
+                }
+                let v = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                    for index in 0..<count { out[index] = uv[2 * index + 1] }
+                    initialized = count
+                }
+                return (y, u, v)
+            }
+        }
+    }
+
+    /// Copies the picture out as packed I420 bytes, whatever the buffer's layout: the Y, U and V planes of
+    /// ``packedI420Planes()`` one after the other, without padding.
+    public func packedI420() -> [UInt8] {
+        let planes = packedI420Planes()
+        return planes.y + planes.u + planes.v
+    }
+
     /// Writable pointer to the first byte of plane `index`. Only for the producer that owns the buffer.
     package func mutablePlane(_ index: Int) -> UnsafeMutablePointer<UInt8> {
         (base + planes[index].offset).assumingMemoryBound(to: UInt8.self)
