@@ -58,7 +58,10 @@ extension CapturerProbe {
             var keyFrames: Int
             var fps: Double
             var jitterMs: Double
+            /// Intervals between the frames' capture timestamps.
             var timing: TimingSummary
+            /// Intervals between the frames' arrivals at the delegate (what a consumer experiences).
+            var arrival: TimingSummary
             var latencyMs: LatencySummary
             var bytes: Int
             var bitrateKbps: Double
@@ -141,7 +144,7 @@ extension CapturerProbe {
                 framesDropped: statistics.framesDropped,
                 framesEncoded: record.encoded.count, framesDroppedByEncoder: record.droppedByEncoder,
                 keyFrames: record.encoded.filter(\.isKeyFrame).count, fps: timing.fps,
-                jitterMs: timing.jitterMs, timing: timing,
+                jitterMs: timing.jitterMs, timing: timing, arrival: TimingSummary(timestampsNs: record.arrivals),
                 latencyMs: LatencySummary(samplesMs: record.latenciesMs), bytes: totalBytes,
                 bitrateKbps: streamSeconds > 0 ? (Double(totalBytes) * 8 / 1000 / streamSeconds).rounded(places: 1) : 0,
                 targetBitrateKbps: bitrate, framesDecoded: decodedCount, psnr: error.psnr.rounded(places: 2),
@@ -158,6 +161,8 @@ extension CapturerProbe {
                 frames:      \(r.framesCaptured) captured, \(r.framesDelivered) delivered, \(r.framesDropped) dropped
                 timing:      \(Text.fps(r.fps)) fps measured, interval \(ms(r.timing.meanIntervalMs)) ms \
                 (min \(ms(r.timing.minIntervalMs)), max \(ms(r.timing.maxIntervalMs))), jitter \(ms(r.jitterMs)) ms
+                arrival:     interval \(ms(r.arrival.meanIntervalMs)) ms (min \(ms(r.arrival.minIntervalMs)), \
+                max \(ms(r.arrival.maxIntervalMs))), jitter \(ms(r.arrival.jitterMs)) ms at the delegate
                 rotation:    \(r.rotation)° (orientation \(r.orientation), position \(r.device.position))
                 VP8:         \(r.framesEncoded) frames encoded (\(r.keyFrames) key), \(r.framesDroppedByEncoder) \
                 dropped by rate control, \(r.bytes) bytes, \(r.bitrateKbps) kbit/s (target \(r.targetBitrateKbps))

@@ -9,6 +9,8 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     /// What the consumer gathered.
     struct Record {
         var timestamps: [UInt64] = []
+        /// When each frame reached the delegate (monotonic clock).
+        var arrivals: [UInt64] = []
         var latenciesMs: [Double] = []
         /// Sizes and key-frame flags of the encoded frames.
         var encoded: [(byteCount: Int, isKeyFrame: Bool)] = []
@@ -51,9 +53,11 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     }
 
     func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
+        let arrival = MonotonicClock.nowNs()
         let (count, encodedCount, reachedEnd) = state.withLock { state -> (Int, Int, Bool) in
             guard !state.done else { return (0, 0, false) }
             state.record.timestamps.append(frame.timestampNs)
+            state.record.arrivals.append(arrival)
             state.record.rotations.insert(frame.rotation.degrees)
             do throws(CaptureError) {
                 if let result = try state.encoder.encode(frame) {
