@@ -61,11 +61,19 @@ elif [ ! -x "$bundle" ]; then
   echo "swift-tests 2" >> "$status_file"
   exit 2
 fi
-# Swift Testing's --filter also matches source file names, so the host-only checks in VividHostChecks.swift are
-# skipped by their suite type. Exit status 69 means no test matched: the bundle has no vivid guest suites.
-step swift-tests env NO_COLOR=1 TERM=dumb CAPTURE_VIVID_GUEST=1 CAPTURE_VIVID_OUT="$out" VIVID_DEVICE="$device" \
-  "$bundle" --testing-library swift-testing --filter Vivid --skip GuestArtifactChecks
-[ "$rc" -eq 69 ] && echo "== vivid-guest: FAILED: the test bundle has no vivid guest suites (nothing matched --filter Vivid)"
+# The vivid suites run one after the other, never in parallel: they share one device, the backend suite counts this
+# process's open descriptors, and its last test disconnects vivid (removing /dev/video0). So the capturer-probe suite
+# runs first, then the backend suite. Exit status 69 means no test matched: the bundle lacks that suite.
+run_suite() {
+  name=$1
+  suite=$2
+  step "$name" env NO_COLOR=1 TERM=dumb CAPTURE_VIVID_GUEST=1 CAPTURE_VIVID_OUT="$out" VIVID_DEVICE="$device" \
+    "$bundle" --testing-library swift-testing --filter "$suite"
+  [ "$rc" -eq 69 ] && echo "== vivid-guest: FAILED: the test bundle has no suite matching $suite"
+  return 0
+}
+run_suite swift-tests-probe VividProbeTests
+run_suite swift-tests-backend VividGuestTests
 
 ls -l "$out"
 exit "$failed"
