@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
         // System libraries: header-only shims for what Swift cannot import (variadic calls, macro constants).
@@ -61,7 +63,10 @@ let package = Package(
         // Benchmarks: our conversion and VP8 paths on the same frames as the peers (Scripts/bench).
         .executableTarget(
             name: "capture-bench",
-            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8"]
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureVP8",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
         ),
 
         .target(

@@ -4,6 +4,7 @@
 //                     [--runs 3] [--ivf out.ivf]
 //   capture-bench convert --input frames.yuyv|frames.mjpeg --format YUYV|MJPG --size 1280x720 [--output nv12|i420]
 //                     [--frames 150] [--runs 3]
+//   capture-bench capture --size 640x480 [--layout nv12|i420] [--frames 1000] [--warmup 100] [--copy yes]
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -21,6 +22,7 @@ do {
     switch command {
     case "vp8": try VP8Bench(options).run()
     case "convert": try ConversionBench(options).run()
+    case "capture": try await CaptureBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)

@@ -1,0 +1,80 @@
+import CaptureCore
+import MallocInterposerSwift
+import Synchronization
+
+/// The capture path alone: the synthetic camera, unpaced, through `CameraVideoCapturer` to a delegate that only
+/// counts. With the malloc interposer preloaded (`LD_PRELOAD=libMallocInterposerSwift.so`, as `Scripts/bench` does),
+/// it also counts every heap allocation, on every thread, between frame `warmup` and frame `warmup + frames`: the
+/// steady-state allocations per frame.
+struct CaptureBench {
+    let size: Dimensions
+    let frames: Int
+    let warmup: Int
+    let layout: OutputPixelFormat
+    /// Control: the delegate copies every frame out (one allocation a frame), to show the counter counts.
+    let copy: Bool
+
+    init(_ options: BenchOptions) throws(CaptureError) {
+        copy = options.values["copy"] == "yes"
+        size = try options.dimensions()
+        frames = try options.int("frames", default: 1000)
+        warmup = try options.int("warmup", default: 100)
+        layout = try options.layout("layout")
+    }
+
+    func run() async throws(CaptureError) {
+        MallocInterposerSwift.initialize()
+        let delegate = CountingDelegate(warmup: warmup, limit: warmup + frames, copy: copy)
+        let capturer = CameraVideoCapturer(delegate: delegate)
+        capturer.isPaced = false
+        capturer.outputPixelFormat = layout
+        try await capturer.startCapture(target: size, fpsLimit: 60)
+        await delegate.finished()
+        await capturer.stopCapture()
+        let window = delegate.window.withLock { $0 }
+        let seconds = Double(window.endNs &- window.startNs) / 1e9
+        let statistics = MallocInterposerSwift.getStatistics()
+        print(
+            "frames=\(frames) size=\(size) layout=\(layout.rawValue) seconds=\(seconds) "
+                + "copy=\(copy) fps=\(Double(frames) / seconds) dropped=\(capturer.statistics.framesDropped) "
+                + "mallocs=\(statistics.mallocCount) malloc_bytes=\(statistics.mallocBytesCount) "
+                + "mallocs_per_frame=\(Double(statistics.mallocCount) / Double(frames))")
+    }
+}
+
+/// Counts frames, turns allocation counting on at frame `warmup` and off at frame `limit`, then signals.
+private final class CountingDelegate: CameraVideoCapturerDelegate {
+    private let warmup: Int
+    private let limit: Int
+    private let copy: Bool
+    private let copied = Atomic<Int>(0)
+    private let count = Atomic<Int>(0)
+    let window = Mutex<(startNs: UInt64, endNs: UInt64)>((0, 0))
+    private let done: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(warmup: Int, limit: Int, copy: Bool) {
+        self.warmup = warmup
+        self.limit = limit
+        self.copy = copy
+        (done, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
+        let seen = count.add(1, ordering: .relaxed).newValue
+        if copy { copied.add(frame.buffer.packedBytes(plane: 0).count, ordering: .relaxed) }
+        if seen == warmup {
+            window.withLock { $0.startNs = MonotonicClock.nowNs() }
+            MallocInterposerSwift.hook()
+        } else if seen == limit {
+            MallocInterposerSwift.unhook()
+            window.withLock { $0.endNs = MonotonicClock.nowNs() }
+            signal.yield()
+            signal.finish()
+        }
+    }
+
+    func finished() async {
+        for await _ in done { return }
+    }
+}
