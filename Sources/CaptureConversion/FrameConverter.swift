@@ -23,7 +23,8 @@ public enum FrameConverter {
         pixelFormat: PixelFormat, width: Int, height: Int, bytesPerLine: Int
     ) -> Int? {
         guard let layout = SourceLayout(pixelFormat), layout != .jpeg else { return nil }
-        return try? SourceGeometry.make(layout, width: width, height: height, bytesPerLine: bytesPerLine).get().byteCount
+        return try? SourceGeometry.make(layout, width: width, height: height, bytesPerLine: bytesPerLine).get()
+            .byteCount
     }
 
     /// Converts one frame of `pixelFormat`, `width` × `height`, whose rows are `bytesPerLine` apart (0 = tightly
@@ -134,10 +135,12 @@ public enum FrameConverter {
     /// The libyuv function converting `order` to I420.
     private static func rgbToI420(
         _ order: SourceLayout.RGBOrder
-    ) -> @convention(c) (
-        UnsafePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32,
-        UnsafeMutablePointer<UInt8>?, Int32, Int32, Int32
-    ) -> Int32 {
+    )
+        -> @convention(c) (
+            UnsafePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32,
+            UnsafeMutablePointer<UInt8>?, Int32, Int32, Int32
+        ) -> Int32
+    {
         switch order {
         case .raw: RAWToI420
         case .rgb24: RGB24ToI420

@@ -74,7 +74,8 @@ public enum FrameTransformer {
         }
         guard destination.dimensions == expected else {
             throw CaptureError(
-                .invalidArgument, "rotating \(source.dimensions) by \(rotation) needs \(expected), not \(destination.dimensions)")
+                .invalidArgument,
+                "rotating \(source.dimensions) by \(rotation) needs \(expected), not \(destination.dimensions)")
         }
         let mode = RotationMode(rawValue: UInt32(rotation.degrees))
         let (w, h) = (Int32(source.width), Int32(source.height))

@@ -122,9 +122,10 @@ struct SourceGeometry: Sendable, Hashable {
         let rowBytes = layout.rowBytes(width: width)
         let stride = bytesPerLine == 0 ? rowBytes : bytesPerLine
         guard stride >= rowBytes, stride <= 8 * maximumDimension else {
-            return .failure(CaptureError(
-                .invalidArgument,
-                "bytes per line \(bytesPerLine) does not fit a \(width)-pixel row of \(rowBytes) bytes"))
+            return .failure(
+                CaptureError(
+                    .invalidArgument,
+                    "bytes per line \(bytesPerLine) does not fit a \(width)-pixel row of \(rowBytes) bytes"))
         }
         let chromaWidth = (width + 1) / 2
         let chromaHeight = (height + 1) / 2
@@ -133,15 +134,17 @@ struct SourceGeometry: Sendable, Hashable {
             return .success(SourceGeometry(stride: stride, byteCount: stride * (height - 1) + rowBytes))
         case .semiPlanar:
             let uv = Plane(offset: stride * height, stride: (stride + 1) / 2 * 2)
-            return .success(SourceGeometry(
-                stride: stride, firstChroma: uv,
-                byteCount: uv.offset + uv.stride * (chromaHeight - 1) + 2 * chromaWidth))
+            return .success(
+                SourceGeometry(
+                    stride: stride, firstChroma: uv,
+                    byteCount: uv.offset + uv.stride * (chromaHeight - 1) + 2 * chromaWidth))
         case .planar:
             let first = Plane(offset: stride * height, stride: (stride + 1) / 2)
             let second = Plane(offset: first.offset + first.stride * chromaHeight, stride: first.stride)
-            return .success(SourceGeometry(
-                stride: stride, firstChroma: first, secondChroma: second,
-                byteCount: second.offset + second.stride * (chromaHeight - 1) + chromaWidth))
+            return .success(
+                SourceGeometry(
+                    stride: stride, firstChroma: first, secondChroma: second,
+                    byteCount: second.offset + second.stride * (chromaHeight - 1) + chromaWidth))
         }
     }
 }

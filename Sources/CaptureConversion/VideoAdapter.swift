@@ -129,7 +129,8 @@ public final class VideoAdapter: Sendable {
             let adaptation = Self.adaptation(for: buffer.dimensions, request: state.request)
             guard !adaptation.isIdentity(for: buffer.dimensions) else { return (adaptation, nil) }
             if state.pool?.dimensions != adaptation.output || state.pool?.format != buffer.format {
-                state.pool = FrameBufferPool(format: buffer.format, dimensions: adaptation.output, capacity: poolCapacity)
+                state.pool = FrameBufferPool(
+                    format: buffer.format, dimensions: adaptation.output, capacity: poolCapacity)
             }
             let output = state.pool?.take()
             if output == nil { state.drops[.poolExhausted, default: 0] += 1 }

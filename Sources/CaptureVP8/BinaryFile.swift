@@ -1,9 +1,9 @@
 import CaptureCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A file descriptor with whole-buffer reads and writes that retry on `EINTR`; errors are `CaptureError`s.
@@ -17,8 +17,9 @@ final class BinaryFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw Self.error(code == ENOENT ? .deviceNotFound : .ioFailure, "cannot open", path: path, call: "open",
-                             errno: code)
+            throw Self.error(
+                code == ENOENT ? .deviceNotFound : .ioFailure, "cannot open", path: path, call: "open",
+                errno: code)
         }
         self.fd = fd
     }

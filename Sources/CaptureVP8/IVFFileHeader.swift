@@ -58,7 +58,9 @@ public struct IVFFileHeader: Sendable, Hashable, Codable {
     /// - Throws: `CaptureError` `malformedFile` for a short header, a wrong signature, an unknown version, a header
     ///   size below 32, a zero frame size or a zero time base.
     public init(parsing bytes: [UInt8], file: String? = nil) throws(CaptureError) {
-        func fail(_ why: String) -> CaptureError { CaptureError(.malformedFile, "not a valid IVF file: \(why)", device: file) }
+        func fail(_ why: String) -> CaptureError {
+            CaptureError(.malformedFile, "not a valid IVF file: \(why)", device: file)
+        }
         guard bytes.count >= Self.size else { throw fail("header is \(bytes.count) bytes, expected 32") }
         guard Array(bytes[0..<4]) == Self.signature else { throw fail("signature is not DKIF") }
         let version = bytes.littleEndian(UInt16.self, at: 4)

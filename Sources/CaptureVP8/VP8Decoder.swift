@@ -26,8 +26,9 @@ public final class VP8Decoder {
         let status = cvpx_codec_dec_init(context, vpx_codec_vp8_dx(), &config, 0)
         guard status == VPX_CODEC_OK else {
             context.deallocate()
-            throw vpxError(.conversionFailed, "VP8 decoder initialisation failed", status: status, context: nil,
-                           call: "vpx_codec_dec_init")
+            throw vpxError(
+                .conversionFailed, "VP8 decoder initialisation failed", status: status, context: nil,
+                call: "vpx_codec_dec_init")
         }
     }
 
@@ -47,8 +48,9 @@ public final class VP8Decoder {
             vpx_codec_decode(context, data.baseAddress, UInt32(data.count), nil, 0)
         }
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.malformedFile, "VP8 frame of \(bytes.count) bytes could not be decoded", status: status,
-                           context: context, call: "vpx_codec_decode")
+            throw vpxError(
+                .malformedFile, "VP8 frame of \(bytes.count) bytes could not be decoded", status: status,
+                context: context, call: "vpx_codec_decode")
         }
         var iterator: vpx_codec_iter_t? = nil
         var result: VideoFrameBuffer?

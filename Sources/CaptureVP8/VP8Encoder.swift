@@ -71,8 +71,9 @@ public final class VP8Encoder {
         encoderConfig.pointee.rc_target_bitrate = UInt32(bitrateKbps)
         let status = vpx_codec_enc_config_set(context, encoderConfig)
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.invalidArgument, "VP8 rate change refused", status: status, context: context,
-                           call: "vpx_codec_enc_config_set")
+            throw vpxError(
+                .invalidArgument, "VP8 rate change refused", status: status, context: context,
+                call: "vpx_codec_enc_config_set")
         }
         try control(VP8E_SET_MAX_INTRA_BITRATE_PCT, configuration.resolvedMaxIntraBitratePercent)
     }
@@ -97,8 +98,9 @@ public final class VP8Encoder {
         pts += Int64(duration)
         if forceOutput { try setFrameDropThreshold(configuration.frameDropThreshold) }
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.conversionFailed, "VP8 encoding failed", status: status, context: context,
-                           call: "vpx_codec_encode")
+            throw vpxError(
+                .conversionFailed, "VP8 encoding failed", status: status, context: context,
+                call: "vpx_codec_encode")
         }
 
         var bytes: [UInt8] = []
@@ -140,8 +142,9 @@ public final class VP8Encoder {
         encoderConfig.pointee.rc_dropframe_thresh = UInt32(threshold)
         let status = vpx_codec_enc_config_set(context, encoderConfig)
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.conversionFailed, "VP8 frame-drop threshold change refused", status: status,
-                           context: context, call: "vpx_codec_enc_config_set")
+            throw vpxError(
+                .conversionFailed, "VP8 frame-drop threshold change refused", status: status,
+                context: context, call: "vpx_codec_enc_config_set")
         }
     }
 
@@ -191,8 +194,9 @@ public final class VP8Encoder {
         let config = configuration
         var status = vpx_codec_enc_config_default(vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.conversionFailed, "libvpx has no VP8 defaults", status: status, context: nil,
-                           call: "vpx_codec_enc_config_default")
+            throw vpxError(
+                .conversionFailed, "libvpx has no VP8 defaults", status: status, context: nil,
+                call: "vpx_codec_enc_config_default")
         }
         let threads = config.resolvedThreads(for: dimensions)
         encoderConfig.pointee.g_w = UInt32(dimensions.width)
@@ -222,8 +226,9 @@ public final class VP8Encoder {
 
         status = cvpx_codec_enc_init(context, vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.conversionFailed, "VP8 encoder initialisation failed for \(dimensions)", status: status,
-                           context: context, call: "vpx_codec_enc_init")
+            throw vpxError(
+                .conversionFailed, "VP8 encoder initialisation failed for \(dimensions)", status: status,
+                context: context, call: "vpx_codec_enc_init")
         }
         initialized = true
         try control(VP8E_SET_CPUUSED, config.resolvedCpuUsed(for: dimensions))
@@ -246,8 +251,9 @@ public final class VP8Encoder {
     private func control(_ id: vp8e_enc_control_id, _ value: Int) throws(CaptureError) {
         let status = cvpx_codec_control_int(context, Int32(id.rawValue), Int32(value))
         guard status == VPX_CODEC_OK else {
-            throw vpxError(.invalidArgument, "libvpx refused control \(id.rawValue) = \(value)", status: status,
-                           context: context, call: "vpx_codec_control")
+            throw vpxError(
+                .invalidArgument, "libvpx refused control \(id.rawValue) = \(value)", status: status,
+                context: context, call: "vpx_codec_control")
         }
     }
 }

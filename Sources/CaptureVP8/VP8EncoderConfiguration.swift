@@ -1,9 +1,9 @@
 public import CaptureCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// How ``VP8Encoder`` drives libvpx: WebRTC's real-time camera configuration by default, every field overridable.
@@ -70,7 +70,8 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         bufferInitialMs: Int = 500, bufferOptimalMs: Int = 600, bufferSizeMs: Int = 1_000,
         cpuUsed: Int? = nil, maxIntraBitratePercent: Int? = nil,
         noiseSensitivity: Int = 4, staticThreshold: Int = 1, tokenPartitions: Int = 1,
-        frameDropThreshold: Int = 30, maxFrameDropIntervalMs: Int? = 2_000, resizeAllowed: Bool = false, keyFrameInterval: Int = 3_000,
+        frameDropThreshold: Int = 30, maxFrameDropIntervalMs: Int? = 2_000, resizeAllowed: Bool = false,
+        keyFrameInterval: Int = 3_000,
         errorResilient: Bool = false, threads: Int? = nil
     ) {
         self.targetBitrateKbps = targetBitrateKbps

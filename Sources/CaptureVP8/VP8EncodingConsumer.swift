@@ -135,7 +135,8 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
                 if encoded.isKeyFrame { state.statistics.keyFrames += 1 }
                 if let ivfPath {
                     if state.writer == nil {
-                        state.writer = try IVFWriter(path: ivfPath, dimensions: encoded.dimensions, timebase: ivfTimebase)
+                        state.writer = try IVFWriter(
+                            path: ivfPath, dimensions: encoded.dimensions, timebase: ivfTimebase)
                     }
                     try state.writer?.write(encoded)
                 }

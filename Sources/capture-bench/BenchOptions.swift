@@ -1,7 +1,7 @@
 import CaptureCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `--key value` options of capture-bench.

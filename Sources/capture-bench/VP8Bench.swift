@@ -27,9 +27,11 @@ struct VP8Bench {
         var encoded = 0, bytes = 0, keyFrames = 0
         for run in 0..<runs {
             let encoder = try VP8Encoder(configuration: configuration)
-            let writer = try run == 0 ? options.values["ivf"].map { path throws(CaptureError) in
-                try IVFWriter(path: path, dimensions: size, timebase: .frameIndex(fps: fps))
-            } : nil
+            let writer =
+                try run == 0
+                ? options.values["ivf"].map { path throws(CaptureError) in
+                    try IVFWriter(path: path, dimensions: size, timebase: .frameIndex(fps: fps))
+                } : nil
             var outputs: [EncodedFrame] = []
             outputs.reserveCapacity(count)
             var elapsed = 0.0

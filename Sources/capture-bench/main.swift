@@ -10,7 +10,7 @@
 import CaptureCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())

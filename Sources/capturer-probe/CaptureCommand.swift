@@ -20,7 +20,8 @@ extension CapturerProbe {
         @Option(help: "Capture for this many seconds instead of a frame count.")
         var seconds: Double?
 
-        @Option(name: [.short, .long], help: ArgumentHelp("Write the VP8 stream to this IVF file.", valueName: "file.ivf"))
+        @Option(
+            name: [.short, .long], help: ArgumentHelp("Write the VP8 stream to this IVF file.", valueName: "file.ivf"))
         var output: String?
 
         @Option(help: ArgumentHelp("VP8 target bit rate in kbit/s.", valueName: "kbps"))
@@ -29,7 +30,10 @@ extension CapturerProbe {
         @Option(help: "The device orientation, which sets the rotation carried on the frames.")
         var orientation: DeviceOrientation = .unknown
 
-        @Flag(help: "Deliver synthetic, recorded and file frames as fast as they are consumed instead of at the frame rate.")
+        @Flag(
+            help:
+                "Deliver synthetic, recorded and file frames as fast as they are consumed instead of at the frame rate."
+        )
         var unpaced = false
 
         func validate() throws {
@@ -80,8 +84,9 @@ extension CapturerProbe {
             let deadlineNs = seconds.map { MonotonicClock.nowNs() + UInt64($0 * 1e9) }
 
             let selection = try request.select(on: resolved)
-            let encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(
-                targetBitrateKbps: bitrate, framerate: max(1, selection.fps)))
+            let encoder = try VP8Encoder(
+                configuration: VP8EncoderConfiguration(
+                    targetBitrateKbps: bitrate, framerate: max(1, selection.fps)))
             let writer = try output.map { path throws(CaptureError) in
                 try IVFWriter(path: path, dimensions: selection.dimensions)
             }
@@ -115,7 +120,8 @@ extension CapturerProbe {
             if let stopError { throw stopError }
 
             // Decode the stream back (from the file when one was written) and compare with the captured frames.
-            let stream: [[UInt8]] = try output.map { try IVFReader(path: $0).readAll().map(\.bytes) }
+            let stream: [[UInt8]] =
+                try output.map { try IVFReader(path: $0).readAll().map(\.bytes) }
                 ?? record.encodedBytes
             let decoder = try VP8Decoder()
             var error = PictureError()
@@ -139,7 +145,8 @@ extension CapturerProbe {
                 device: DeviceSummary(resolved.device), pixelFormat: granted.pixelFormat.fourCC,
                 width: granted.dimensions.width, height: granted.dimensions.height,
                 requestedFps: run.selection.fps, grantedFps: granted.fps, paced: !unpaced,
-                orientation: orientation.rawValue, rotation: record.rotations.sorted().last ?? run.capturer.rotation.degrees,
+                orientation: orientation.rawValue,
+                rotation: record.rotations.sorted().last ?? run.capturer.rotation.degrees,
                 framesCaptured: statistics.framesCaptured, framesDelivered: statistics.framesDelivered,
                 framesDropped: statistics.framesDropped,
                 framesEncoded: record.encoded.count, framesDroppedByEncoder: record.droppedByEncoder,

@@ -4,9 +4,9 @@ import CaptureCore
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// `capturer-probe`: lists cameras, prints their formats as `v4l2-ctl` does, explains the capturer's format choice,

@@ -72,7 +72,8 @@ enum DeviceResolver {
                 .notACaptureDevice, "is a character device but not a V4L2 (video4linux) device", device: path)
         case S_IFCHR:
             let v4l2 = V4L2Backend()
-            return ResolvedDevice(device: try V4L2Backend.describe(node: path), provider: CameraProvider(backends: [v4l2]))
+            return ResolvedDevice(
+                device: try V4L2Backend.describe(node: path), provider: CameraProvider(backends: [v4l2]))
         case S_IFREG where path.lowercased().hasSuffix(".y4m"):
             if access(path, R_OK) != 0, errno == EACCES {
                 throw CaptureError(.permissionDenied, "cannot read the Y4M file", device: path, call: "access")

@@ -46,7 +46,8 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
     static func hint(for code: CaptureError.Code) -> String? {
         switch code {
         case .deviceNotFound: "run 'capturer-probe list' to see the cameras"
-        case .notACaptureDevice: "pass a /dev/videoN capture node, an id from 'capturer-probe list', 'synthetic' or a .y4m file"
+        case .notACaptureDevice:
+            "pass a /dev/videoN capture node, an id from 'capturer-probe list', 'synthetic' or a .y4m file"
         case .deviceBusy: "another program is using the camera; close it and retry"
         case .permissionDenied: "add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
         case .malformedFormatList: "pass the unmodified output of 'v4l2-ctl --list-formats-ext'"

@@ -25,9 +25,10 @@ extension CapturerProbe {
             let real = V4L2Backend().devices()
             let devices = real + [SyntheticCamera.device(position: position)]
             if global.json {
-                try printJSON(Output(
-                    defaultDevice: defaultDevice?.id,
-                    devices: devices.map { DeviceSummary($0, isDefault: $0.id == defaultDevice?.id) }))
+                try printJSON(
+                    Output(
+                        defaultDevice: defaultDevice?.id,
+                        devices: devices.map { DeviceSummary($0, isDefault: $0.id == defaultDevice?.id) }))
                 return
             }
             var rows = [["", "ID", "NAME", "DRIVER", "BUS", "POSITION", "NODE"]]

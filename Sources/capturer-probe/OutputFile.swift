@@ -8,14 +8,16 @@ enum OutputFile {
         var info = stat()
         let existed = stat(path, &info) == 0
         if existed, info.st_mode & S_IFMT == S_IFDIR {
-            throw ProbeFailure(status: .outputNotWritable, message: "\(path): is a directory",
-                               hint: "give a file name for --output")
+            throw ProbeFailure(
+                status: .outputNotWritable, message: "\(path): is a directory",
+                hint: "give a file name for --output")
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
-            throw ProbeFailure(status: .outputNotWritable, message: "\(path): cannot write the output file (\(reason))",
-                               hint: "choose a writable location for --output")
+            throw ProbeFailure(
+                status: .outputNotWritable, message: "\(path): cannot write the output file (\(reason))",
+                hint: "choose a writable location for --output")
         }
         close(fd)
         if !existed { unlink(path) }
@@ -26,8 +28,9 @@ enum OutputFile {
         do {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
         } catch {
-            throw ProbeFailure(status: .outputNotWritable, message: "\(path): cannot write the output file",
-                               hint: "choose a writable location for --output")
+            throw ProbeFailure(
+                status: .outputNotWritable, message: "\(path): cannot write the output file",
+                hint: "choose a writable location for --output")
         }
     }
 }

@@ -22,8 +22,9 @@ struct RequestOptions: ParsableArguments {
 
     /// What the capturer's rules pick on `resolved`.
     func select(on resolved: ResolvedDevice) throws -> FormatSelection {
-        guard let selection = CaptureRules.selectFormat(
-            from: resolved.device.formats, for: request, canConvert: resolved.canConvert)
+        guard
+            let selection = CaptureRules.selectFormat(
+                from: resolved.device.formats, for: request, canConvert: resolved.canConvert)
         else {
             throw CaptureError(
                 .noUsableFormat, "offers no format the capturer can convert", device: resolved.device.id)
@@ -64,16 +65,18 @@ extension CapturerProbe {
             let selection = try options.select(on: resolved)
             let request = options.request
             if global.json {
-                try printJSON(Output(
-                    device: DeviceSummary(resolved.device), target: request.target, fpsLimit: request.fpsLimit,
-                    preference: request.preference.map(\.fourCC), pixelFormat: selection.pixelFormat.fourCC,
-                    width: selection.dimensions.width, height: selection.dimensions.height, fps: selection.fps,
-                    formatIndex: selection.formatIndex, distance: selection.distance,
-                    candidateCount: selection.candidateCount, decidingRule: selection.decidingRule.rawValue,
-                    explanation: selection.explanation))
+                try printJSON(
+                    Output(
+                        device: DeviceSummary(resolved.device), target: request.target, fpsLimit: request.fpsLimit,
+                        preference: request.preference.map(\.fourCC), pixelFormat: selection.pixelFormat.fourCC,
+                        width: selection.dimensions.width, height: selection.dimensions.height, fps: selection.fps,
+                        formatIndex: selection.formatIndex, distance: selection.distance,
+                        candidateCount: selection.candidateCount, decidingRule: selection.decidingRule.rawValue,
+                        explanation: selection.explanation))
                 return
             }
-            print("""
+            print(
+                """
                 device:        \(resolved.device.id) (\(resolved.device.name))
                 selected:      \(selection.pixelFormat.fourCC) \(selection.dimensions) at \(Text.fps(selection.fps)) fps
                 deciding rule: \(selection.decidingRule.rawValue)

@@ -54,7 +54,8 @@ extension CapturerProbe {
             }
             try await run.stop()
             guard let kept else {
-                throw CaptureError(.streamStalled, "the capture ended before a frame arrived", device: resolved.device.id)
+                throw CaptureError(
+                    .streamStalled, "the capture ended before a frame arrived", device: resolved.device.id)
             }
             let bytes = format.encode(kept.image, fps: run.configuration.granted.fps)
             try OutputFile.write(bytes, to: output)
@@ -66,7 +67,8 @@ extension CapturerProbe {
             if global.json {
                 try printJSON(result)
             } else {
-                print("""
+                print(
+                    """
                     device:  \(result.device.id) (\(result.device.name))
                     frame:   \(result.width)x\(result.height) from \(result.pixelFormat), rotation \(result.rotation)°
                     wrote:   \(output) (\(format.rawValue.uppercased()), \(bytes.count) bytes)

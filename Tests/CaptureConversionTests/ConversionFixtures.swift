@@ -59,7 +59,9 @@ struct I420Image: Equatable {
     /// `nil` when equal to `other`, else where the first difference is (cheap: `#expect(a == b)` on large arrays makes
     /// Swift Testing compute a collection diff, which takes minutes).
     func mismatch(_ other: I420Image) -> String? {
-        guard width == other.width, height == other.height else { return "size \(width)x\(height) vs \(other.width)x\(other.height)" }
+        guard width == other.width, height == other.height else {
+            return "size \(width)x\(height) vs \(other.width)x\(other.height)"
+        }
         for (name, a, b) in [("Y", y, other.y), ("U", u, other.u), ("V", v, other.v)] {
             if let message = firstDifference(a, b) { return "\(name): \(message)" }
         }
@@ -121,7 +123,8 @@ struct SourceFormat: Sendable, CustomTestStringConvertible {
     static func packed(_ format: PixelFormat, bytesPerPixel: Int, fourcc: FourCC) -> SourceFormat {
         SourceFormat(
             pixelFormat: format,
-            planes: { w, h, s in [SourcePlane(rowBytes: w * bytesPerPixel, rows: h, stride: max(s, w * bytesPerPixel))] },
+            planes: { w, h, s in [SourcePlane(rowBytes: w * bytesPerPixel, rows: h, stride: max(s, w * bytesPerPixel))]
+            },
             reference: { libyuvReference($0, fourcc: UInt32(bitPattern: fourcc.rawValue), width: $1, height: $2) })
     }
 
@@ -135,7 +138,9 @@ struct SourceFormat: Sendable, CustomTestStringConvertible {
                 return [SourcePlane(rowBytes: row, rows: h, stride: max(s, row))]
             },
             reference: { packed, w, h in
-                guard let (a, b) = swap else { return libyuvReference(packed, fourcc: UInt32(bitPattern: fourcc.rawValue), width: w, height: h) }
+                guard let (a, b) = swap else {
+                    return libyuvReference(packed, fourcc: UInt32(bitPattern: fourcc.rawValue), width: w, height: h)
+                }
                 var swapped = packed
                 for group in stride(from: 0, to: swapped.count, by: 4) { swapped.swapAt(group + a, group + b) }
                 return libyuvReference(swapped, fourcc: UInt32(bitPattern: fourcc.rawValue), width: w, height: h)

@@ -21,7 +21,8 @@ struct FrameConverterTests {
             for stride in [0, rowBytes, rowBytes + 13, (rowBytes + 63) / 64 * 64 + 64] {
                 let source = stride == 0 ? packed : format.padded(packed, width: w, height: h, stride: stride)
                 for output in OutputPixelFormat.allCases {
-                    let buffer = try convert(source, format.pixelFormat, width: w, height: h, bytesPerLine: stride, output: output)
+                    let buffer = try convert(
+                        source, format.pixelFormat, width: w, height: h, bytesPerLine: stride, output: output)
                     let actual = I420Image(buffer)
                     let mismatch = actual.mismatch(expected)
                     #expect(mismatch == nil, "\(format) \(size) stride \(stride) → \(output)")
@@ -39,11 +40,14 @@ struct FrameConverterTests {
         let (w, h) = (641, 479)
         for stride in [0, format.rowBytes(width: w) + 10] {
             let needed = try #require(
-                FrameConverter.minimumFrameBytes(pixelFormat: format.pixelFormat, width: w, height: h, bytesPerLine: stride))
+                FrameConverter.minimumFrameBytes(
+                    pixelFormat: format.pixelFormat, width: w, height: h, bytesPerLine: stride))
             let bytes = [UInt8](repeating: 100, count: needed)
             _ = try convert(bytes, format.pixelFormat, width: w, height: h, bytesPerLine: stride, output: .nv12)
             let error = #expect(throws: CaptureError.self) {
-                try convert(Array(bytes.dropLast()), format.pixelFormat, width: w, height: h, bytesPerLine: stride, output: .nv12)
+                try convert(
+                    Array(bytes.dropLast()), format.pixelFormat, width: w, height: h, bytesPerLine: stride,
+                    output: .nv12)
             }
             #expect(error?.code == .conversionFailed)
         }
@@ -57,7 +61,8 @@ struct FrameConverterTests {
             (.rgb3, w * h * 3), (.xr24, w * h * 4), (.grey, w * h),
         ]
         for (format, bytes) in expectations {
-            #expect(FrameConverter.minimumFrameBytes(pixelFormat: format, width: w, height: h, bytesPerLine: 0) == bytes)
+            #expect(
+                FrameConverter.minimumFrameBytes(pixelFormat: format, width: w, height: h, bytesPerLine: 0) == bytes)
         }
         // Odd sizes: WebRTC's I420 layout (chroma ceil(w/2) x ceil(h/2)) and the NV12 UV stride w + w % 2.
         #expect(FrameConverter.minimumFrameBytes(pixelFormat: .yu12, width: 3, height: 3, bytesPerLine: 0) == 9 + 2 * 4)
@@ -107,7 +112,9 @@ struct FrameConverterTests {
 struct FrameConverterHandReferenceTests {
     /// YUYV to I420 by hand: Y copied, chroma of each row pair averaged with rounding up ((a + b + 1) / 2), the last
     /// row of an odd height on its own.
-    @Test("YUYV to I420 averages the chroma of two rows", arguments: [Dimensions(width: 6, height: 4), Dimensions(width: 5, height: 3)])
+    @Test(
+        "YUYV to I420 averages the chroma of two rows",
+        arguments: [Dimensions(width: 6, height: 4), Dimensions(width: 5, height: 3)])
     func yuyvByHand(_ size: Dimensions) throws {
         let (w, h) = (size.width, size.height)
         let rowBytes = (w + 1) / 2 * 4

@@ -7,15 +7,20 @@ import Testing
 @Suite("FrameConverter: MJPEG")
 struct JPEGConversionTests {
     /// Makes a `testsrc2` JPEG with FFmpeg in `pixelFormat` (`yuvj420p`, `yuvj422p`) and returns its bytes.
-    private static func ffmpegJPEG(_ size: Dimensions, pixelFormat: String, in directory: URL) async throws -> (URL, [UInt8]) {
+    private static func ffmpegJPEG(
+        _ size: Dimensions, pixelFormat: String, in directory: URL
+    ) async throws -> (URL, [UInt8]) {
         let ffmpeg = try #require(ExternalTools.ffmpeg)
         let url = directory.appendingPathComponent("testsrc2-\(size)-\(pixelFormat).jpg")
         // testsrc2 (and a crop in YUV) round odd sizes down to even, so crop in RGB for odd sizes.
         let even = Dimensions(width: (size.width + 1) & ~1, height: (size.height + 1) & ~1)
-        try await ExternalTools.run(ffmpeg, [
-            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(even)",
-            "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1", "-pix_fmt", pixelFormat, url.path,
-        ])
+        try await ExternalTools.run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(even)",
+                "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1", "-pix_fmt", pixelFormat,
+                url.path,
+            ])
         return (url, Array(try Data(contentsOf: url)))
     }
 
@@ -23,7 +28,8 @@ struct JPEGConversionTests {
     private static func ffmpegDecode(_ jpeg: URL, pixelFormat: String) async throws -> [UInt8] {
         let ffmpeg = try #require(ExternalTools.ffmpeg)
         let raw = jpeg.deletingPathExtension().appendingPathExtension("\(pixelFormat).yuv")
-        try await ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-i", jpeg.path, "-f", "rawvideo", "-pix_fmt", pixelFormat, raw.path])
+        try await ExternalTools.run(
+            ffmpeg, ["-v", "error", "-y", "-i", jpeg.path, "-f", "rawvideo", "-pix_fmt", pixelFormat, raw.path])
         return Array(try Data(contentsOf: raw))
     }
 
@@ -40,7 +46,9 @@ struct JPEGConversionTests {
     @Test(
         "4:2:0 JPEG decodes like FFmpeg (PSNR ≥ 40 dB), NV12 and I420",
         .enabled(if: ExternalTools.ffmpeg != nil, "ffmpeg is not installed"),
-        arguments: [Dimensions(width: 640, height: 480), Dimensions(width: 641, height: 479), Dimensions(width: 33, height: 17)])
+        arguments: [
+            Dimensions(width: 640, height: 480), Dimensions(width: 641, height: 479), Dimensions(width: 33, height: 17),
+        ])
     func decodes420(_ size: Dimensions) async throws {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -69,7 +77,8 @@ struct JPEGConversionTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (w, h) = (640, 480)
         let ppm = directory.appendingPathComponent("testsrc2.ppm")
-        try await ExternalTools.run(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(w)x\(h)", "-frames:v", "1", ppm.path])
+        try await ExternalTools.run(
+            ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(w)x\(h)", "-frames:v", "1", ppm.path])
         let url = directory.appendingPathComponent("uvc422.jpg")
         try await ExternalTools.run(cjpeg, ["-sample", "2x1", "-quality", "90", ppm.path], output: url)
         let jpeg = Array(try Data(contentsOf: url))
@@ -103,8 +112,11 @@ struct JPEGConversionTests {
     func refusesFFmpeg422() async throws {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (_, jpeg) = try await Self.ffmpegJPEG(Dimensions(width: 640, height: 480), pixelFormat: "yuvj422p", in: directory)
-        let error = #expect(throws: CaptureError.self) { try convert(jpeg, .mjpg, width: 640, height: 480, output: .nv12) }
+        let (_, jpeg) = try await Self.ffmpegJPEG(
+            Dimensions(width: 640, height: 480), pixelFormat: "yuvj422p", in: directory)
+        let error = #expect(throws: CaptureError.self) {
+            try convert(jpeg, .mjpg, width: 640, height: 480, output: .nv12)
+        }
         #expect(error?.code == .conversionFailed)
     }
 
@@ -115,7 +127,8 @@ struct JPEGConversionTests {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (w, h) = (320, 240)
-        let (_, jpeg) = try await Self.ffmpegJPEG(Dimensions(width: w, height: h), pixelFormat: "yuvj420p", in: directory)
+        let (_, jpeg) = try await Self.ffmpegJPEG(
+            Dimensions(width: w, height: h), pixelFormat: "yuvj420p", in: directory)
         let buffer = VideoFrameBuffer(format: .i420, width: w, height: h)
         // Truncated anywhere (no EOI): always an error.
         for cut in [1, 2, 3, 4, 20, 100, 600, jpeg.count / 2, jpeg.count - 3, jpeg.count - 1] {
@@ -126,7 +139,9 @@ struct JPEGConversionTests {
         }
         // Wrong size for the stream: an error before decoding.
         let other = VideoFrameBuffer(format: .nv12, width: 160, height: 120)
-        let mismatch = #expect(throws: CaptureError.self) { try convert(jpeg, .mjpg, width: 160, height: 120, into: other) }
+        let mismatch = #expect(throws: CaptureError.self) {
+            try convert(jpeg, .mjpg, width: 160, height: 120, into: other)
+        }
         #expect(mismatch?.code == .conversionFailed)
         // Random bytes overwritten anywhere (headers included): decodes with artefacts or fails, never crashes.
         var failures = 0
@@ -151,7 +166,9 @@ struct JPEGConversionTests {
             garbage[1] = 0xD8
             garbage[garbage.count - 2] = 0xFF
             garbage[garbage.count - 1] = 0xD9
-            let error = #expect(throws: CaptureError.self) { try convert(garbage, .mjpg, width: w, height: h, into: buffer) }
+            let error = #expect(throws: CaptureError.self) {
+                try convert(garbage, .mjpg, width: w, height: h, into: buffer)
+            }
             #expect(error?.code == .conversionFailed)
         }
     }
@@ -180,10 +197,13 @@ struct JPEGConversionTests {
         let directory = try ExternalTools.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("standard-huffman.jpg")
-        try await ExternalTools.run(ffmpeg, [
-            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480", "-frames:v", "1", "-pix_fmt", "yuvj420p",
-            "-huffman", "default", url.path,
-        ])
+        try await ExternalTools.run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480", "-frames:v", "1", "-pix_fmt",
+                "yuvj420p",
+                "-huffman", "default", url.path,
+            ])
         let jpeg = Array(try Data(contentsOf: url))
         let stripped = try Self.strippingHuffmanTables(jpeg)
         #expect(stripped.count < jpeg.count)
@@ -196,8 +216,13 @@ struct JPEGConversionTests {
 
     @Test("bytes that are not a JPEG are an error")
     func notJPEG() {
-        for bytes in [[UInt8](repeating: 0, count: 1000), [0xFF, 0xD8], [0xFF, 0xD8, 0xFF, 0xD9], pseudoRandomBytes(5000, seed: 3)] {
-            let error = #expect(throws: CaptureError.self) { try convert(bytes, .mjpg, width: 64, height: 48, output: .nv12) }
+        for bytes in [
+            [UInt8](repeating: 0, count: 1000), [0xFF, 0xD8], [0xFF, 0xD8, 0xFF, 0xD9],
+            pseudoRandomBytes(5000, seed: 3),
+        ] {
+            let error = #expect(throws: CaptureError.self) {
+                try convert(bytes, .mjpg, width: 64, height: 48, output: .nv12)
+            }
             #expect(error?.code == .conversionFailed)
         }
     }

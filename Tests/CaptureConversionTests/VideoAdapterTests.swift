@@ -9,14 +9,31 @@ struct VideoAdapterTests {
     @Test("crops to the requested aspect ratio and scales to fit, in either orientation, never up")
     func resolution() {
         let adapter = VideoAdapter()
-        #expect(adapter.adaptation(for: Dimensions(width: 1280, height: 720)).isIdentity(for: Dimensions(width: 1280, height: 720)))
+        #expect(
+            adapter.adaptation(for: Dimensions(width: 1280, height: 720)).isIdentity(
+                for: Dimensions(width: 1280, height: 720)))
         adapter.adaptOutputFormat(width: 640, height: 480, fps: 0)
         let cases: [(Dimensions, CropRect, Dimensions)] = [
-            (Dimensions(width: 1280, height: 720), CropRect(x: 160, y: 0, width: 960, height: 720), Dimensions(width: 640, height: 480)),
-            (Dimensions(width: 720, height: 1280), CropRect(x: 0, y: 160, width: 720, height: 960), Dimensions(width: 480, height: 640)),
-            (Dimensions(width: 640, height: 480), CropRect(x: 0, y: 0, width: 640, height: 480), Dimensions(width: 640, height: 480)),
-            (Dimensions(width: 320, height: 240), CropRect(x: 0, y: 0, width: 320, height: 240), Dimensions(width: 320, height: 240)),
-            (Dimensions(width: 1920, height: 1080), CropRect(x: 240, y: 0, width: 1440, height: 1080), Dimensions(width: 640, height: 480)),
+            (
+                Dimensions(width: 1280, height: 720), CropRect(x: 160, y: 0, width: 960, height: 720),
+                Dimensions(width: 640, height: 480)
+            ),
+            (
+                Dimensions(width: 720, height: 1280), CropRect(x: 0, y: 160, width: 720, height: 960),
+                Dimensions(width: 480, height: 640)
+            ),
+            (
+                Dimensions(width: 640, height: 480), CropRect(x: 0, y: 0, width: 640, height: 480),
+                Dimensions(width: 640, height: 480)
+            ),
+            (
+                Dimensions(width: 320, height: 240), CropRect(x: 0, y: 0, width: 320, height: 240),
+                Dimensions(width: 320, height: 240)
+            ),
+            (
+                Dimensions(width: 1920, height: 1080), CropRect(x: 240, y: 0, width: 1440, height: 1080),
+                Dimensions(width: 640, height: 480)
+            ),
         ]
         for (input, crop, output) in cases {
             let adaptation = adapter.adaptation(for: input)
@@ -28,13 +45,17 @@ struct VideoAdapterTests {
         #expect(small.crop == CropRect(x: 0, y: 60, width: 640, height: 360))
         #expect(small.output == Dimensions(width: 640, height: 360))
         adapter.adaptOutputFormat(width: 1280, height: 720, fps: 30)
-        #expect(adapter.adaptation(for: Dimensions(width: 1920, height: 1080)).output == Dimensions(width: 1280, height: 720))
+        #expect(
+            adapter.adaptation(for: Dimensions(width: 1920, height: 1080)).output
+                == Dimensions(width: 1280, height: 720))
         adapter.resetOutputFormat()
         #expect(adapter.request == nil)
     }
 
     /// Feeds `count` frames at 30 fps (with optional jitter) and returns how many were kept.
-    private func keptFrames(_ adapter: VideoAdapter, count: Int, jitterNs: Int = 0, startNs: UInt64 = 1_000_000_000) -> Int {
+    private func keptFrames(
+        _ adapter: VideoAdapter, count: Int, jitterNs: Int = 0, startNs: UInt64 = 1_000_000_000
+    ) -> Int {
         let jitter = pseudoRandomBytes(count, seed: 5)
         var kept = 0
         for index in 0..<count {
@@ -76,15 +97,18 @@ struct VideoAdapterTests {
         adapter.adaptOutputFormat(width: .max, height: .max, fps: 1e-300)
         #expect(adapter.request == VideoAdapter.OutputFormatRequest(width: 1 << 16, height: 1 << 16, fps: 0.001))
         // A square request crops to a square; nothing is scaled up.
-        #expect(adapter.adaptation(for: Dimensions(width: 640, height: 480)).output == Dimensions(width: 480, height: 480))
+        #expect(
+            adapter.adaptation(for: Dimensions(width: 640, height: 480)).output == Dimensions(width: 480, height: 480))
         for timestamp in [UInt64.max, 0, UInt64.max / 2, UInt64(Int64.max) + 1] {
             _ = adapter.shouldKeepFrame(timestampNs: timestamp)
         }
         adapter.adaptOutputFormat(width: -5, height: 3, fps: .infinity)
         #expect(adapter.request == VideoAdapter.OutputFormatRequest(width: 0, height: 3, fps: 0))
         #expect(adapter.shouldKeepFrame(timestampNs: 1) && adapter.shouldKeepFrame(timestampNs: 1))
-        #expect(FrameTransformer.centeredCrop(of: Dimensions(width: 64, height: 48), aspectRatio: Dimensions(width: .max, height: 1))
-            == CropRect(x: 0, y: 22, width: 64, height: 1))
+        #expect(
+            FrameTransformer.centeredCrop(
+                of: Dimensions(width: 64, height: 48), aspectRatio: Dimensions(width: .max, height: 1))
+                == CropRect(x: 0, y: 22, width: 64, height: 1))
     }
 
     @Test("a pause restarts the schedule: the first frame after it is kept")

@@ -27,7 +27,8 @@ struct DeviceSelectionTests {
             (.unspecified, "back"),  // no usable unspecified camera: the first usable one
         ])
     func position(_ position: CameraPosition, _ expected: String) {
-        #expect(CaptureRules.selectDevice(from: Self.devices, position: position, canConvert: convertible.contains)?.id
+        #expect(
+            CaptureRules.selectDevice(from: Self.devices, position: position, canConvert: convertible.contains)?.id
                 == expected)
     }
 
@@ -38,12 +39,15 @@ struct DeviceSelectionTests {
 
     @Test("devices without a usable format are skipped; none usable gives nil")
     func skipped() {
-        #expect(CaptureRules.selectDevice(from: [Self.devices[0], Self.devices[5]], canConvert: convertible.contains)
+        #expect(
+            CaptureRules.selectDevice(from: [Self.devices[0], Self.devices[5]], canConvert: convertible.contains)
                 == nil)
         #expect(CaptureRules.selectDevice(from: [], canConvert: { _ in true }) == nil)
-        #expect(CaptureRules.selectDevice(from: Self.devices, position: .front, canConvert: { $0 == .grey })?.id
+        #expect(
+            CaptureRules.selectDevice(from: Self.devices, position: .front, canConvert: { $0 == .grey })?.id
                 == "grey-front")
-        #expect(CaptureRules.selectDevice(from: Self.devices, position: .back, canConvert: { $0 == .nv12 })?.id
+        #expect(
+            CaptureRules.selectDevice(from: Self.devices, position: .back, canConvert: { $0 == .nv12 })?.id
                 == "front-2")
     }
 }

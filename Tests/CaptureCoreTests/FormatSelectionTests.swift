@@ -10,7 +10,8 @@ func select(
 ) -> FormatSelection? {
     CaptureRules.selectFormat(
         from: formats,
-        for: FormatRequest(target: Dimensions(width: width, height: height), fpsLimit: fpsLimit, preference: preference),
+        for: FormatRequest(
+            target: Dimensions(width: width, height: height), fpsLimit: fpsLimit, preference: preference),
         canConvert: canConvert)
 }
 
@@ -44,7 +45,9 @@ struct FormatSelectionTests {
 
     @Test("equal distance: the higher frame rate wins (UVC: MJPG 1280x720@30 over YUYV 1280x720@10)")
     func frameRateTieBreak() throws {
-        let formats = [CaptureFormat(.yuyv, 1280, 720, fps: [10, 5]), CaptureFormat(.mjpg, 1280, 720, fps: [30, 15, 10])]
+        let formats = [
+            CaptureFormat(.yuyv, 1280, 720, fps: [10, 5]), CaptureFormat(.mjpg, 1280, 720, fps: [30, 15, 10]),
+        ]
         let selection = try #require(select(formats, 1280, 720))
         #expect(selection.pixelFormat == .mjpg)
         #expect(selection.fps == 30)
@@ -190,7 +193,8 @@ struct FormatSelectionTests {
         #expect(c.size.nearest(to: c.target) == c.expected)
         #expect(c.size.contains(c.expected))
         let selection = try #require(
-            select([CaptureFormat(pixelFormat: .yuyv, size: c.size, frameRates: .none)], c.target.width, c.target.height))
+            select(
+                [CaptureFormat(pixelFormat: .yuyv, size: c.size, frameRates: .none)], c.target.width, c.target.height))
         #expect(selection.dimensions == c.expected)
         #expect(selection.distance == c.expected.distance(to: c.target))
     }

@@ -34,9 +34,13 @@ struct FrameIntervalRecoveryTests {
         for numerator in [1, 2, 1001] {
             let interval = FrameInterval(numerator: UInt32(numerator), denominator: UInt32(fps * 1000))
             let line = V4L2FormatList(entries: [
-                .init(pixelFormat: .init(pixelFormat: .yuyv, description: "x"),
-                      formats: [.init(pixelFormat: .yuyv, size: .discrete(.init(width: 1, height: 1)),
-                                      frameRates: .discrete([interval]))])
+                .init(
+                    pixelFormat: .init(pixelFormat: .yuyv, description: "x"),
+                    formats: [
+                        .init(
+                            pixelFormat: .yuyv, size: .discrete(.init(width: 1, height: 1)),
+                            frameRates: .discrete([interval]))
+                    ])
             ]).render()
             #expect(try V4L2FormatList.parse(line).render() == line)
         }

@@ -5,14 +5,15 @@ import Testing
 struct FrameRateRuleTests {
     static func rates(_ fps: [Double]) -> FrameRates {
         // Exact intervals for the rates used here: whole, 12.5 (2/25), 7.5 (2/15), 29.97 (1001/30000).
-        .discrete(fps.map { fps in
-            switch fps {
-            case 12.5: FrameInterval(numerator: 2, denominator: 25)
-            case 7.5: FrameInterval(numerator: 2, denominator: 15)
-            case 29.97: FrameInterval(numerator: 1001, denominator: 30000)
-            default: FrameInterval(fps: UInt32(fps))
-            }
-        })
+        .discrete(
+            fps.map { fps in
+                switch fps {
+                case 12.5: FrameInterval(numerator: 2, denominator: 25)
+                case 7.5: FrameInterval(numerator: 2, denominator: 15)
+                case 29.97: FrameInterval(numerator: 1001, denominator: 30000)
+                default: FrameInterval(fps: UInt32(fps))
+                }
+            })
     }
 
     @Test(
@@ -72,9 +73,13 @@ struct FrameRateRuleTests {
         let none = try #require(select([CaptureFormat(.yuyv, 640, 480, fps: [])], 640, 480, fpsLimit: 12.5))
         #expect(none.fps == 12.5)
         #expect(none.explanation.last == "frame rate: 12.5 (no rate listed: the limit)")
-        let range = try #require(select(
-            [CaptureFormat(pixelFormat: .yuyv, size: .discrete(size(640, 480)),
-                           frameRates: .continuous(min: .init(fps: 30), max: .init(fps: 1)))], 640, 480, fpsLimit: 24))
+        let range = try #require(
+            select(
+                [
+                    CaptureFormat(
+                        pixelFormat: .yuyv, size: .discrete(size(640, 480)),
+                        frameRates: .continuous(min: .init(fps: 30), max: .init(fps: 1)))
+                ], 640, 480, fpsLimit: 24))
         #expect(range.fps == 24)
         #expect(range.explanation.last == "frame rate: 24 (the limit clamped into the listed range)")
     }

@@ -30,7 +30,8 @@ struct ModelTests {
         let list = try V4L2FormatList.parse(Fixtures.text("devices/vivid.txt"))
         for format in list.pixelFormats.map(\.pixelFormat) {
             let printed = format.fourCC
-            let parsed: PixelFormat? = printed.hasSuffix("-BE")
+            let parsed: PixelFormat? =
+                printed.hasSuffix("-BE")
                 ? PixelFormat(fourCC: printed.dropLast(3)).map { PixelFormat(rawValue: $0.rawValue | 1 << 31) }
                 : PixelFormat(fourCC: printed)
             #expect(parsed == format, "\(printed)")
@@ -58,7 +59,9 @@ struct ModelTests {
         #expect(PixelFormat(rawValue: 0x2036_3159 | 1 << 31).fourCC == "Y16 -BE")
         let decoded = try JSONDecoder().decode(PixelFormat.self, from: Data("\"Y16 -BE\"".utf8))
         #expect(decoded.rawValue == 0x2036_3159 | 1 << 31)
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(PixelFormat.self, from: Data("\"TOOLONG\"".utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(PixelFormat.self, from: Data("\"TOOLONG\"".utf8))
+        }
         #expect(PixelFormat.mjpg.isCompressed && !PixelFormat.yuyv.isCompressed)
     }
 
@@ -81,8 +84,12 @@ struct ModelTests {
         #expect(try JSONDecoder().decode(T.self, from: data) == value)
     }
 
-    @Test("Codable round trips of the model", arguments: ["vivid.txt", "interval-ranges.txt", "stepwise-bcm2835.txt",
-                                                          "continuous.txt"])
+    @Test(
+        "Codable round trips of the model",
+        arguments: [
+            "vivid.txt", "interval-ranges.txt", "stepwise-bcm2835.txt",
+            "continuous.txt",
+        ])
     func codable(_ file: String) throws {
         let list = try V4L2FormatList.parse(Fixtures.text("devices/" + file))
         try Self.roundTrip(list)
@@ -99,9 +106,10 @@ struct ModelTests {
     func codableRules() throws {
         let request = FormatRequest(target: size(1920, 720), fpsLimit: 12.5, preference: [.mjpg, .nv12])
         try Self.roundTrip(request)
-        let selection = try #require(CaptureRules.selectFormat(
-            from: [CaptureFormat(.yuyv, 640, 480, fps: [30]), CaptureFormat(.nv12, 640, 480, fps: [30])],
-            for: request, canConvert: { _ in true }))
+        let selection = try #require(
+            CaptureRules.selectFormat(
+                from: [CaptureFormat(.yuyv, 640, 480, fps: [30]), CaptureFormat(.nv12, 640, 480, fps: [30])],
+                for: request, canConvert: { _ in true }))
         try Self.roundTrip(selection)
         for rotation in VideoRotation.allCases { try Self.roundTrip(rotation) }
         for orientation in DeviceOrientation.allCases { try Self.roundTrip(orientation) }
@@ -115,8 +123,10 @@ struct ModelTests {
     func derivedPixelFormats() {
         let device = CaptureDevice(
             id: "x", name: "x", kind: .recorded,
-            formats: [CaptureFormat(.mjpg, 1, 1, fps: []), CaptureFormat(.yuyv, 1, 1, fps: []),
-                      CaptureFormat(.mjpg, 2, 2, fps: [])])
+            formats: [
+                CaptureFormat(.mjpg, 1, 1, fps: []), CaptureFormat(.yuyv, 1, 1, fps: []),
+                CaptureFormat(.mjpg, 2, 2, fps: []),
+            ])
         #expect(device.pixelFormats.map(\.pixelFormat) == [.mjpg, .yuyv])
         #expect(device.description == "x (x)")
         // The format list of such a device renders one entry per pixel format, each with its sizes.

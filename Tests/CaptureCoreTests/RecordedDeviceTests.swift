@@ -61,7 +61,9 @@ struct RecordedDeviceTests {
 
     @Test("a file that is not UTF-8 is malformedFormatList")
     func notUTF8() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("recorded-\(UInt64.random(in: 0...UInt64.max)).txt").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "recorded-\(UInt64.random(in: 0...UInt64.max)).txt"
+        ).path
         try Data([0x5B, 0x30, 0x5D, 0xFF, 0xFE, 0x0A]).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let error = try #require(throws: CaptureError.self) { try RecordedDevice.load(path: path) }
@@ -91,7 +93,9 @@ struct RecordedDeviceTests {
         let backend = RecordedBackend([device])
         let events = CaptureSessionEvents(frame: { _, _ in }, dropped: { _ in }, ended: { _ in })
         let format = device.formats[0]
-        func configuration(_ device: CaptureDevice, _ format: CaptureFormat, _ size: Dimensions)
+        func configuration(
+            _ device: CaptureDevice, _ format: CaptureFormat, _ size: Dimensions
+        )
             -> CaptureSessionConfiguration
         {
             CaptureSessionConfiguration(device: device, format: format, dimensions: size, fps: 30, output: .nv12)

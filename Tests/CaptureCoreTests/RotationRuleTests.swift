@@ -48,8 +48,10 @@ struct RotationRuleTests {
 
     @Test(
         "VideoRotation from degrees and addition",
-        arguments: [(-90, VideoRotation?.some(.degrees270)), (0, .degrees0), (450, .degrees90), (720, .degrees0),
-                    (45, nil), (-180, .degrees180)])
+        arguments: [
+            (-90, VideoRotation?.some(.degrees270)), (0, .degrees0), (450, .degrees90), (720, .degrees0),
+            (45, nil), (-180, .degrees180),
+        ])
     func degrees(_ degrees: Int, _ expected: VideoRotation?) {
         #expect(VideoRotation(degrees: degrees) == expected)
     }

@@ -15,11 +15,12 @@ struct V4L2FormatListParsingTests {
         #expect(first.pixelFormat.description == "YUYV 4:2:2")
         #expect(
             first.pixelFormat.flags == [.cscColorspace, .cscYCbCr, .cscQuantization, .cscTransferFunction])
-        #expect(first.formats.map(\.size) == [
-            .discrete(.init(width: 320, height: 180)), .discrete(.init(width: 640, height: 360)),
-            .discrete(.init(width: 640, height: 480)), .discrete(.init(width: 1280, height: 720)),
-            .discrete(.init(width: 1920, height: 1080)), .discrete(.init(width: 3840, height: 2160)),
-        ])
+        #expect(
+            first.formats.map(\.size) == [
+                .discrete(.init(width: 320, height: 180)), .discrete(.init(width: 640, height: 360)),
+                .discrete(.init(width: 640, height: 480)), .discrete(.init(width: 1280, height: 720)),
+                .discrete(.init(width: 1920, height: 1080)), .discrete(.init(width: 3840, height: 2160)),
+            ])
         let intervals: [FrameInterval] = [
             .init(numerator: 1, denominator: 1), .init(numerator: 1, denominator: 2),
             .init(numerator: 1, denominator: 4), .init(numerator: 1, denominator: 5),
@@ -46,10 +47,11 @@ struct V4L2FormatListParsingTests {
         #expect(list.pixelFormats[1].description == "Motion-JPEG")
         let yuyv720 = try #require(list.formats.first { $0.pixelFormat == .yuyv && $0.size.maximum.width == 1280 })
         #expect(
-            yuyv720.frameRates == .discrete([
-                .init(numerator: 1, denominator: 10), .init(numerator: 2, denominator: 15),
-                .init(numerator: 1, denominator: 5),
-            ]))
+            yuyv720.frameRates
+                == .discrete([
+                    .init(numerator: 1, denominator: 10), .init(numerator: 2, denominator: 15),
+                    .init(numerator: 1, denominator: 5),
+                ]))
     }
 
     @Test("both layouts give the same device (old layout with spaces, blank lines and CRLF)")
@@ -203,10 +205,14 @@ struct V4L2FormatListParsingTests {
             ("[0]: 'YUYV' (x)\nSize: Stepwise 1x1 - 2x2", 2, "bad stepwise size"),
             ("[0]: 'YUYV' (x)\nSize: Continuous", 2, "bad continuous size"),
             ("[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Sometimes 0.033s", 3, "unknown interval type"),
-            ("[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Discrete 0.033s (30.000 fps) extra", 3,
-             "unexpected text after the interval"),
-            ("[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Continuous 0.033s (30.000 fps)", 3,
-             "bad continuous interval"),
+            (
+                "[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Discrete 0.033s (30.000 fps) extra", 3,
+                "unexpected text after the interval"
+            ),
+            (
+                "[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Continuous 0.033s (30.000 fps)", 3,
+                "bad continuous interval"
+            ),
             ("[0]: 'YUYV' (x)\nSize: Discrete 1x1\nInterval: Discrete inf s (0.000 fps)", 3, "bad discrete interval"),
             ("Type: Video Capture\nType: Video Output", 2, "buffer type changes from 'Video Capture'"),
             ("Index : 0\n[0]: 'YUYV' (x)", 1, "format entry has no Pixel Format line"),

@@ -17,7 +17,8 @@ struct SeededGenerator: RandomNumberGenerator {
 @Suite("Format list properties")
 struct V4L2FormatListPropertyTests {
     static func randomInterval(_ g: inout SeededGenerator) -> FrameInterval {
-        FrameInterval(numerator: UInt32.random(in: 1...2000, using: &g), denominator: UInt32.random(in: 1...120_000, using: &g))
+        FrameInterval(
+            numerator: UInt32.random(in: 1...2000, using: &g), denominator: UInt32.random(in: 1...120_000, using: &g))
     }
 
     static func randomList(_ g: inout SeededGenerator) -> V4L2FormatList {
@@ -34,38 +35,49 @@ struct V4L2FormatListPropertyTests {
                 let w = Int.random(in: 1...4096, using: &g), h = Int.random(in: 1...4096, using: &g)
                 switch Int.random(in: 0...5, using: &g) {
                 case 0:
-                    formats.append(CaptureFormat(
-                        pixelFormat: pixelFormat,
-                        size: .stepwise(min: Dimensions(width: 1, height: 1), max: Dimensions(width: w, height: h),
-                                        step: Dimensions(width: Int.random(in: 1...16, using: &g), height: 2)),
-                        frameRates: .none))
+                    formats.append(
+                        CaptureFormat(
+                            pixelFormat: pixelFormat,
+                            size: .stepwise(
+                                min: Dimensions(width: 1, height: 1), max: Dimensions(width: w, height: h),
+                                step: Dimensions(width: Int.random(in: 1...16, using: &g), height: 2)),
+                            frameRates: .none))
                 case 1:
-                    formats.append(CaptureFormat(
-                        pixelFormat: pixelFormat,
-                        size: .continuous(min: Dimensions(width: 2, height: 2), max: Dimensions(width: w, height: h)),
-                        frameRates: .none))
+                    formats.append(
+                        CaptureFormat(
+                            pixelFormat: pixelFormat,
+                            size: .continuous(
+                                min: Dimensions(width: 2, height: 2), max: Dimensions(width: w, height: h)),
+                            frameRates: .none))
                 case 2:
-                    formats.append(CaptureFormat(
-                        pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
-                        frameRates: .continuous(min: randomInterval(&g), max: randomInterval(&g))))
+                    formats.append(
+                        CaptureFormat(
+                            pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
+                            frameRates: .continuous(min: randomInterval(&g), max: randomInterval(&g))))
                 case 3:
-                    formats.append(CaptureFormat(
-                        pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
-                        frameRates: .stepwise(min: randomInterval(&g), max: randomInterval(&g), step: randomInterval(&g))))
+                    formats.append(
+                        CaptureFormat(
+                            pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
+                            frameRates: .stepwise(
+                                min: randomInterval(&g), max: randomInterval(&g), step: randomInterval(&g))))
                 default:
                     let intervals = (0..<Int.random(in: 0...5, using: &g)).map { _ in randomInterval(&g) }
-                    formats.append(CaptureFormat(
-                        pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
-                        frameRates: .discrete(intervals)))
+                    formats.append(
+                        CaptureFormat(
+                            pixelFormat: pixelFormat, size: .discrete(Dimensions(width: w, height: h)),
+                            frameRates: .discrete(intervals)))
                 }
             }
-            entries.append(.init(
-                pixelFormat: PixelFormatDescription(pixelFormat: pixelFormat, description: "Format, number \(entries.count)",
-                                                    flags: flags),
-                formats: formats))
+            entries.append(
+                .init(
+                    pixelFormat: PixelFormatDescription(
+                        pixelFormat: pixelFormat, description: "Format, number \(entries.count)",
+                        flags: flags),
+                    formats: formats))
         }
-        return V4L2FormatList(bufferType: Bool.random(using: &g) ? "Video Capture" : "Video Capture Multiplanar",
-                              entries: entries)
+        return V4L2FormatList(
+            bufferType: Bool.random(using: &g) ? "Video Capture" : "Video Capture Multiplanar",
+            entries: entries)
     }
 
     @Test("render → parse → render is stable for random lists", arguments: 0..<200)

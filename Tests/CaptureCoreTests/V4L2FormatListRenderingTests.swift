@@ -64,8 +64,9 @@ struct V4L2FormatListRenderingTests {
                 CaptureFormat(.yuyv, 640, 480, fps: [30, 15]),
                 CaptureFormat(
                     pixelFormat: y16be,
-                    size: .stepwise(min: .init(width: 2, height: 2), max: .init(width: 8, height: 8),
-                                    step: .init(width: 2, height: 2)),
+                    size: .stepwise(
+                        min: .init(width: 2, height: 2), max: .init(width: 8, height: 8),
+                        step: .init(width: 2, height: 2)),
                     frameRates: .discrete([.init(fps: 30)])),
                 CaptureFormat(pixelFormat: .nv12, size: .discrete(.init(width: 4, height: 4)), frameRates: .none),
             ])
@@ -107,10 +108,15 @@ struct V4L2FormatListRenderingTests {
             (FrameInterval(numerator: 3, denominator: 1), "Discrete 3.000s (0.333 fps)"),
         ])
     func figures(_ interval: FrameInterval, _ line: String) {
-        #expect(V4L2FormatList(entries: [
-            .init(pixelFormat: .init(pixelFormat: .yuyv, description: "x"),
-                  formats: [.init(pixelFormat: .yuyv, size: .discrete(.init(width: 1, height: 1)),
-                                  frameRates: .discrete([interval]))])
-        ]).render().hasSuffix("\t\t\tInterval: " + line + "\n"))
+        #expect(
+            V4L2FormatList(entries: [
+                .init(
+                    pixelFormat: .init(pixelFormat: .yuyv, description: "x"),
+                    formats: [
+                        .init(
+                            pixelFormat: .yuyv, size: .discrete(.init(width: 1, height: 1)),
+                            frameRates: .discrete([interval]))
+                    ])
+            ]).render().hasSuffix("\t\t\tInterval: " + line + "\n"))
     }
 }

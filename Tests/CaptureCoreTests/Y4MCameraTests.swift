@@ -25,19 +25,22 @@ func writeY4M(
 struct Y4MCameraTests {
     @Test("header: size, rate and colour space parsed")
     func header() throws {
-        let header = try Y4MHeader.parse(Array("YUV4MPEG2 W640 H480 F30000:1001 It A1:1 C420mpeg2 XYSCSS=420MPEG2\n".utf8))
+        let header = try Y4MHeader.parse(
+            Array("YUV4MPEG2 W640 H480 F30000:1001 It A1:1 C420mpeg2 XYSCSS=420MPEG2\n".utf8))
         #expect(header.dimensions == Dimensions(width: 640, height: 480))
         #expect(abs(header.fps - 29.97) < 0.01)
         #expect(header.frameBytes == 640 * 480 * 3 / 2)
     }
 
-    @Test("malformed headers are clear errors", arguments: [
-        ("YUV4MPEG W64 H48\n", "YUV4MPEG2"),
-        ("YUV4MPEG2 H48 F30:1\n", "width"),
-        ("YUV4MPEG2 W64 H48 F30:0\n", "frame rate"),
-        ("YUV4MPEG2 Wx H48\n", "width"),
-        ("YUV4MPEG2 W64 H48 Q9\n", "unknown tag"),
-    ])
+    @Test(
+        "malformed headers are clear errors",
+        arguments: [
+            ("YUV4MPEG W64 H48\n", "YUV4MPEG2"),
+            ("YUV4MPEG2 H48 F30:1\n", "width"),
+            ("YUV4MPEG2 W64 H48 F30:0\n", "frame rate"),
+            ("YUV4MPEG2 Wx H48\n", "width"),
+            ("YUV4MPEG2 W64 H48 Q9\n", "unknown tag"),
+        ])
     func malformed(header: String, mentions: String) throws {
         do {
             _ = try Y4MHeader.parse(Array(header.utf8), path: "bad.y4m")

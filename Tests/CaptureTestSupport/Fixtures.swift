@@ -24,7 +24,8 @@ public enum Fixtures {
         return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { name in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(
-                atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory) && !isDirectory.boolValue
+                atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
         }.sorted()
     }
 }

@@ -28,11 +28,13 @@ package enum VividFFmpeg {
         let output = FileManager.default.temporaryDirectory
             .appendingPathComponent("vivid-ffmpeg-\(UUID().uuidString).\(outputFormat)")
         defer { try? FileManager.default.removeItem(at: output) }
-        let result = try await ExternalProcess.run(ffmpeg.path, [
-            "-nostdin", "-loglevel", "error", "-y",
-            "-f", "rawvideo", "-pix_fmt", inputFormat, "-s", "\(width)x\(height)", "-i", input.path,
-            "-pix_fmt", outputFormat, "-f", "rawvideo", output.path,
-        ])
+        let result = try await ExternalProcess.run(
+            ffmpeg.path,
+            [
+                "-nostdin", "-loglevel", "error", "-y",
+                "-f", "rawvideo", "-pix_fmt", inputFormat, "-s", "\(width)x\(height)", "-i", input.path,
+                "-pix_fmt", outputFormat, "-f", "rawvideo", output.path,
+            ])
         guard result.status == 0 else {
             throw Failure(description: "ffmpeg exited \(result.status): \(result.stderrText)")
         }

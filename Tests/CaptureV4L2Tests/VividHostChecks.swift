@@ -47,7 +47,9 @@ struct GuestArtifactChecks {
         let lumaCount = Self.width * Self.height
         try #require(ours.count == lumaCount + 2 * ((Self.width + 1) / 2) * ((Self.height + 1) / 2))
         let psnr = try #require(FrameQuality.psnr(packed: ours, reference, lumaCount: lumaCount))
-        print("Guest artifacts: PSNR ours vs ffmpeg(v4l2-ctl): Y \(psnr.luma) dB, UV \(psnr.chroma) dB, all \(psnr.combined) dB")
+        print(
+            "Guest artifacts: PSNR ours vs ffmpeg(v4l2-ctl): Y \(psnr.luma) dB, UV \(psnr.chroma) dB, all \(psnr.combined) dB"
+        )
         #expect(psnr.luma >= 40)
         #expect(psnr.chroma >= 40)
         #expect(psnr.combined >= 40)
@@ -66,8 +68,10 @@ struct GuestArtifactChecks {
         var difference = ""
         if !identical {
             let ours = String(decoding: probe, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            let theirs = String(decoding: reference, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            let line = zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            let theirs = String(decoding: reference, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false)
+            let line =
+                zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                 ?? min(ours.count, theirs.count)
             let got = line < ours.count ? String(ours[line]) : "<end of file>"
             let want = line < theirs.count ? String(theirs[line]) : "<end of file>"

@@ -19,10 +19,13 @@ struct ConfigurationTests {
         #expect(c.resolvedMaxIntraBitratePercent == 900)
     }
 
-    @Test("max intra bit rate follows max(300, 0.5*600*fps/10)", arguments: [(10.0, 300), (15.0, 450), (30.0, 900), (60.0, 1800)])
+    @Test(
+        "max intra bit rate follows max(300, 0.5*600*fps/10)",
+        arguments: [(10.0, 300), (15.0, 450), (30.0, 900), (60.0, 1800)])
     func maxIntra(fps: Double, expected: Int) {
         #expect(VP8EncoderConfiguration(framerate: fps).resolvedMaxIntraBitratePercent == expected)
-        #expect(VP8EncoderConfiguration(framerate: fps, maxIntraBitratePercent: 123).resolvedMaxIntraBitratePercent == 123)
+        #expect(
+            VP8EncoderConfiguration(framerate: fps, maxIntraBitratePercent: 123).resolvedMaxIntraBitratePercent == 123)
     }
 
     @Test("cpu-used is -6, or -4 below the area of 352x288")

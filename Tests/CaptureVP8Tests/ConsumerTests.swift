@@ -18,7 +18,9 @@ struct ConsumerTests {
         let stream = consumer.encodedFrames(bufferingNewest: 100)
         for index in 0..<20 {
             if index == 10 { consumer.requestKeyFrame() }
-            consumer.encode(TestMedia.frame(.nv12, Self.vga, index: index, timestampNs: UInt64(index + 1) * 33_333_333, rotation: .degrees180))
+            consumer.encode(
+                TestMedia.frame(
+                    .nv12, Self.vga, index: index, timestampNs: UInt64(index + 1) * 33_333_333, rotation: .degrees180))
         }
         let statistics = try consumer.finish()
         consumer.encode(TestMedia.frame(.nv12, Self.vga, index: 20, timestampNs: 21 * 33_333_333))
@@ -32,7 +34,9 @@ struct ConsumerTests {
         #expect(consumer.statistics == statistics)
         let same = streamed == closure
         #expect(same && closure.count == 20)
-        #expect(closure.map(\.isKeyFrame) == [true] + Array(repeating: false, count: 9) + [true] + Array(repeating: false, count: 9))
+        #expect(
+            closure.map(\.isKeyFrame) == [true] + Array(repeating: false, count: 9) + [true]
+                + Array(repeating: false, count: 9))
         #expect(closure.allSatisfy { $0.rotation == .degrees180 })
         let stored = try IVFReader(path: ivf.path)
         #expect(stored.header.frameCount == 20 && stored.header.timebaseRate == 30)
@@ -46,7 +50,8 @@ struct ConsumerTests {
         let consumer = try VP8EncodingConsumer(configuration: VP8EncoderConfiguration(targetBitrateKbps: 50))
         for index in 0..<30 { consumer.encode(TestMedia.noiseFrame(Self.vga, index: index)) }
         let statistics = consumer.statistics
-        print("noise at 50 kbit/s: \(statistics.framesEncoded) encoded, \(statistics.framesDroppedByRateControl) dropped")
+        print(
+            "noise at 50 kbit/s: \(statistics.framesEncoded) encoded, \(statistics.framesDroppedByRateControl) dropped")
         #expect(statistics.framesDroppedByRateControl > 0)
         #expect(statistics.framesEncoded + statistics.framesDroppedByRateControl == 30)
         #expect(statistics.failures == 0 && consumer.lastError == nil)
@@ -55,10 +60,14 @@ struct ConsumerTests {
     @Test("an unwritable IVF path is counted as a failure with its error, and capture goes on")
     func writeFailure() throws {
         let consumer = try VP8EncodingConsumer(ivfPath: "/nonexistent-dir/out.ivf")
-        for index in 0..<3 { consumer.encode(TestMedia.frame(.nv12, Self.vga, index: index, timestampNs: UInt64(index + 1))) }
+        for index in 0..<3 {
+            consumer.encode(TestMedia.frame(.nv12, Self.vga, index: index, timestampNs: UInt64(index + 1)))
+        }
         #expect(consumer.statistics.failures == 3)
         #expect(consumer.lastError?.code == .ioFailure)
-        #expect { try consumer.setRates(bitrateKbps: 100, fps: 0) } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
+        #expect { try consumer.setRates(bitrateKbps: 100, fps: 0) } throws: {
+            ($0 as? CaptureError)?.code == .invalidArgument
+        }
         try consumer.setRates(bitrateKbps: 100, fps: 15)
         #expect(consumer.configuration.targetBitrateKbps == 100)
     }

@@ -15,7 +15,8 @@ struct EncoderTests {
         let decoder = try VP8Decoder()
         var encoded: [EncodedFrame] = [], decoded: [[UInt8]] = [], source: [[UInt8]] = []
         for index in 0..<count {
-            let frame = TestMedia.frame(format, dimensions, index: index, timestampNs: 1_000_000_000 + UInt64(index) * 33_333_333)
+            let frame = TestMedia.frame(
+                format, dimensions, index: index, timestampNs: 1_000_000_000 + UInt64(index) * 33_333_333)
             guard let out = try encoder.encode(frame) else { continue }
             encoded.append(out)
             source.append(frame.buffer.packedI420())
@@ -25,7 +26,9 @@ struct EncoderTests {
         return (encoded, decoded, source)
     }
 
-    @Test("NV12 and I420 input encode the same picture, first frame a key frame, PSNR above 35 dB", arguments: OutputPixelFormat.allCases)
+    @Test(
+        "NV12 and I420 input encode the same picture, first frame a key frame, PSNR above 35 dB",
+        arguments: OutputPixelFormat.allCases)
     func encodeDecode(format: OutputPixelFormat) throws {
         let (encoded, decoded, source) = try Self.roundTrip(format, count: 30)
         #expect(encoded.count >= 25)
@@ -54,7 +57,9 @@ struct EncoderTests {
         #expect(out.rotation == .degrees90)
         #expect(out.captureTimeNs == ts)
         #expect(out.rtpTimestamp == UInt32(truncatingIfNeeded: ts * 9 / 100_000))
-        #expect(EncodedFrame.rtpTimestamp(fromNanoseconds: UInt64.max) == UInt32(truncatingIfNeeded: (UInt64.max / 100_000) * 9 + (UInt64.max % 100_000) * 9 / 100_000))
+        #expect(
+            EncodedFrame.rtpTimestamp(fromNanoseconds: UInt64.max)
+                == UInt32(truncatingIfNeeded: (UInt64.max / 100_000) * 9 + (UInt64.max % 100_000) * 9 / 100_000))
         let decoded = try #require(try VP8Decoder().decode(out))
         #expect(decoded.rotation == .degrees90 && decoded.timestampNs == ts)
     }
@@ -75,7 +80,9 @@ struct EncoderTests {
     func reinitialise() throws {
         let encoder = try VP8Encoder()
         let small = Dimensions(width: 320, height: 240)
-        let inputs: [(OutputPixelFormat, Dimensions)] = [(.nv12, Self.vga), (.nv12, Self.vga), (.nv12, small), (.i420, small), (.i420, small)]
+        let inputs: [(OutputPixelFormat, Dimensions)] = [
+            (.nv12, Self.vga), (.nv12, Self.vga), (.nv12, small), (.i420, small), (.i420, small),
+        ]
         var results: [EncodedFrame] = []
         for (index, (format, size)) in inputs.enumerated() {
             let frame = TestMedia.frame(format, size, index: index, timestampNs: UInt64(index) * 33_000_000)
@@ -92,8 +99,12 @@ struct EncoderTests {
     @Test("setRates rejects a frame rate below 1 and a zero bit rate, and takes valid rates")
     func setRates() throws {
         let encoder = try VP8Encoder()
-        #expect { try encoder.setRates(bitrateKbps: 500, fps: 0.5) } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
-        #expect { try encoder.setRates(bitrateKbps: 0, fps: 30) } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
+        #expect { try encoder.setRates(bitrateKbps: 500, fps: 0.5) } throws: {
+            ($0 as? CaptureError)?.code == .invalidArgument
+        }
+        #expect { try encoder.setRates(bitrateKbps: 0, fps: 30) } throws: {
+            ($0 as? CaptureError)?.code == .invalidArgument
+        }
         _ = try encoder.encode(TestMedia.frame(.nv12, Self.vga, index: 0, timestampNs: 0))
         try encoder.setRates(bitrateKbps: 300, fps: 15)
         #expect(encoder.configuration.targetBitrateKbps == 300 && encoder.configuration.framerate == 15)
@@ -136,7 +147,9 @@ struct EncoderTests {
     func corruptInput() throws {
         let decoder = try VP8Decoder()
         #expect { _ = try decoder.decode([UInt8]()) } throws: { ($0 as? CaptureError)?.code == .malformedFile }
-        #expect { _ = try decoder.decode([UInt8](repeating: 0xA5, count: 100)) } throws: { ($0 as? CaptureError)?.code == .malformedFile }
+        #expect { _ = try decoder.decode([UInt8](repeating: 0xA5, count: 100)) } throws: {
+            ($0 as? CaptureError)?.code == .malformedFile
+        }
         // A truncated key frame: libvpx either rejects it or conceals; it must not crash.
         let key = try #require(try VP8Encoder().encode(TestMedia.frame(.nv12, Self.vga, index: 0, timestampNs: 0)))
         _ = try? decoder.decode(Array(key.bytes.prefix(20)))
@@ -148,7 +161,8 @@ struct EncoderTests {
         let decoder = try VP8Decoder(poolCapacity: 2)
         var held: [VideoFrameBuffer] = []
         for index in 0..<2 {
-            let out = try #require(try encoder.encode(TestMedia.frame(.nv12, Self.vga, index: index, timestampNs: UInt64(index))))
+            let out = try #require(
+                try encoder.encode(TestMedia.frame(.nv12, Self.vga, index: index, timestampNs: UInt64(index))))
             held.append(try #require(try decoder.decode(out.bytes)))
         }
         let third = try #require(try encoder.encode(TestMedia.frame(.nv12, Self.vga, index: 2, timestampNs: 2)))

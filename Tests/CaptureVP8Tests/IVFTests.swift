@@ -40,7 +40,9 @@ struct IVFTests {
         #expect(data.count == 32 + frames.map { 12 + $0.bytes.count }.reduce(0, +))
     }
 
-    @Test("reader returns what the writer wrote, with increasing 90 kHz pts from 0", arguments: [IVFTimebase.clock90kHz, .frameIndex(fps: 30)])
+    @Test(
+        "reader returns what the writer wrote, with increasing 90 kHz pts from 0",
+        arguments: [IVFTimebase.clock90kHz, .frameIndex(fps: 30)])
     func roundTrip(timebase: IVFTimebase) throws {
         let dir = try TestMedia.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -63,7 +65,10 @@ struct IVFTests {
         }
     }
 
-    @Test("vpxdec and ffmpeg decode our IVF files to the same frames as our decoder", .enabled(if: TestMedia.haveDecoders, "vpxdec/ffmpeg missing"), arguments: [IVFTimebase.clock90kHz, .frameIndex(fps: 30)])
+    @Test(
+        "vpxdec and ffmpeg decode our IVF files to the same frames as our decoder",
+        .enabled(if: TestMedia.haveDecoders, "vpxdec/ffmpeg missing"),
+        arguments: [IVFTimebase.clock90kHz, .frameIndex(fps: 30)])
     func externalDecoders(timebase: IVFTimebase) async throws {
         let dir = try TestMedia.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -89,10 +89,12 @@ struct LoopbackTests {
             provider = .builtIn
         case .y4mNV12, .y4mI420:
             let y4m = dir.appendingPathComponent("clip.y4m")
-            let made = try await TestMedia.run("ffmpeg", [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30", "-frames:v",
-                "\(Self.frameCount)", "-pix_fmt", "yuv420p", y4m.path,
-            ])
+            let made = try await TestMedia.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30", "-frames:v",
+                    "\(Self.frameCount)", "-pix_fmt", "yuv420p", y4m.path,
+                ])
             try #require(made.status == 0, "ffmpeg could not make the clip: \(made.stderr)")
             clip = try Self.y4mFrames(y4m, dimensions: Self.vga)
             provider = try CameraProvider.y4m([y4m.path], loop: false)
@@ -134,7 +136,8 @@ struct LoopbackTests {
         #expect(recorded.rotations == [.degrees90])
         #expect(encoded.allSatisfy { $0.rotation == .degrees90 && $0.dimensions == Self.vga })
         #expect(zip(encoded, encoded.dropFirst()).allSatisfy { $0.captureTimeNs < $1.captureTimeNs })
-        #expect(zip(encoded, encoded.dropFirst()).allSatisfy { Int32(bitPattern: $1.rtpTimestamp &- $0.rtpTimestamp) > 0 })
+        #expect(
+            zip(encoded, encoded.dropFirst()).allSatisfy { Int32(bitPattern: $1.rtpTimestamp &- $0.rtpTimestamp) > 0 })
         #expect(encoded.allSatisfy { $0.rtpTimestamp == EncodedFrame.rtpTimestamp(fromNanoseconds: $0.captureTimeNs) })
 
         // The IVF file holds the same frames, with increasing pts.
@@ -166,11 +169,16 @@ struct LoopbackTests {
         #expect(external.ffmpeg.count / frameBytes == encoded.count)
         // Compare to Bools first: a failing #expect on megabytes would diff them element by element.
         let vpxdecSame = external.vpxdec == ours, ffmpegSame = external.ffmpeg == ours
-        #expect(vpxdecSame, "vpxdec output differs from ours: \(TestMedia.firstDifference(external.vpxdec, ours, frameBytes))")
-        #expect(ffmpegSame, "ffmpeg output differs from ours: \(TestMedia.firstDifference(external.ffmpeg, ours, frameBytes))")
+        #expect(
+            vpxdecSame,
+            "vpxdec output differs from ours: \(TestMedia.firstDifference(external.vpxdec, ours, frameBytes))")
+        #expect(
+            ffmpegSame,
+            "ffmpeg output differs from ours: \(TestMedia.firstDifference(external.ffmpeg, ours, frameBytes))")
 
         let psnr = TestMedia.meanPSNR(decodedFrames, sourceFrames, dimensions: Self.vga)
-        let worst = zip(decodedFrames, sourceFrames).map { TestMedia.psnr($0, $1, lumaBytes: Self.vga.area).y }.min() ?? 0
+        let worst =
+            zip(decodedFrames, sourceFrames).map { TestMedia.psnr($0, $1, lumaBytes: Self.vga.area).y }.min() ?? 0
         print(
             "loopback \(source.rawValue): \(encoded.count)/\(Self.frameCount) frames encoded, "
                 + "\(statistics.keyFrames) key, \(statistics.encodedBytes) bytes; PSNR Y \(psnr.y) dB "

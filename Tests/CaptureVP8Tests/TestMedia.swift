@@ -71,7 +71,9 @@ enum TestMedia {
         case .i420:
             for p in 1...2 {
                 let dst = buffer.mutablePlane(p)
-                for row in 0..<ch { for col in 0..<cw { dst[row * buffer.stride(p) + col] = planes[p][row * cw + col] } }
+                for row in 0..<ch {
+                    for col in 0..<cw { dst[row * buffer.stride(p) + col] = planes[p][row * cw + col] }
+                }
             }
         }
     }
@@ -87,7 +89,8 @@ enum TestMedia {
     }
 
     /// The mean PSNR over equally long sequences of packed I420 frames.
-    static func meanPSNR(_ decoded: [[UInt8]], _ source: [[UInt8]], dimensions: Dimensions) -> (y: Double, all: Double) {
+    static func meanPSNR(_ decoded: [[UInt8]], _ source: [[UInt8]], dimensions: Dimensions) -> (y: Double, all: Double)
+    {
         let pairs = zip(decoded, source).map { psnr($0, $1, lumaBytes: dimensions.area) }
         let n = Double(max(1, pairs.count))
         return (pairs.map(\.y).reduce(0, +) / n, pairs.map(\.all).reduce(0, +) / n)

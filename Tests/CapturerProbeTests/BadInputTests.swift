@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Each class of bad input: one line on standard error naming the problem, and its own exit status.
@@ -26,12 +26,14 @@ struct BadInputTests {
         var arguments = [command, "--device", "/dev/video99"]
         if command == "snapshot" { arguments += ["-o", "/tmp/capturer-probe-never.png"] }
         try await expectFailure(arguments, status: 3, mentioning: "/dev/video99")
-        try await expectFailure([command, "--device", "no-such-camera"] + arguments.dropFirst(3), status: 3,
-                          mentioning: "no-such-camera")
+        try await expectFailure(
+            [command, "--device", "no-such-camera"] + arguments.dropFirst(3), status: 3,
+            mentioning: "no-such-camera")
     }
 
-    @Test("not a capture device (a regular file, /dev/null, a directory): 4",
-          arguments: ["/dev/null", "/etc/hostname", "/tmp"])
+    @Test(
+        "not a capture device (a regular file, /dev/null, a directory): 4",
+        arguments: ["/dev/null", "/etc/hostname", "/tmp"])
     func notACaptureDevice(path: String) async throws {
         try await expectFailure(["formats", "--device", path], status: 4, mentioning: path)
         try await expectFailure(["select", "--device", path], status: 4, mentioning: path)
@@ -46,7 +48,8 @@ struct BadInputTests {
 
     @Test("a malformed dump on standard input: 7")
     func malformedStandardInput() async throws {
-        try await expectFailure(["select", "--formats", "-"], status: 7, mentioning: "line", input: Data("hello\n".utf8))
+        try await expectFailure(
+            ["select", "--formats", "-"], status: 7, mentioning: "line", input: Data("hello\n".utf8))
     }
 
     @Test("a malformed Y4M file: 7")
@@ -72,7 +75,8 @@ struct BadInputTests {
         try await expectFailure(["snapshot", "-d", "synthetic", "-o", "/tmp/x.gif"], status: 64, mentioning: ".png")
         try await expectFailure(["snapshot", "-d", "synthetic"], status: 64, mentioning: "--output")
         try await expectFailure(["select", "--prefer", "TOOLONG"], status: 64, mentioning: "--prefer")
-        try await expectFailure(["select", "--device", "synthetic", "--formats", "x.txt"], status: 64, mentioning: "--formats")
+        try await expectFailure(
+            ["select", "--device", "synthetic", "--formats", "x.txt"], status: 64, mentioning: "--formats")
         try await expectFailure(["frobnicate"], status: 64, mentioning: "frobnicate")
     }
 
@@ -81,8 +85,9 @@ struct BadInputTests {
         let missing = "/nonexistent-capturer-probe-dir/out.ivf"
         try await expectFailure(["capture", "-d", "synthetic", "--output", missing], status: 8, mentioning: missing)
         try await expectFailure(["capture", "-d", "synthetic", "--output", "/tmp"], status: 8, mentioning: "/tmp")
-        try await expectFailure(["snapshot", "-d", "synthetic", "-o", "/nonexistent-capturer-probe-dir/x.png"],
-                          status: 8, mentioning: "x.png")
+        try await expectFailure(
+            ["snapshot", "-d", "synthetic", "-o", "/nonexistent-capturer-probe-dir/x.png"],
+            status: 8, mentioning: "x.png")
     }
 
     @Test("no usable format on a device: 10")
@@ -96,13 +101,15 @@ struct BadInputTests {
             \t\t\tInterval: Discrete 0.033s (30.000 fps)
 
             """
-        try await expectFailure(["select", "--formats", "-"], status: 10, mentioning: "no format", input: Data(dump.utf8))
+        try await expectFailure(
+            ["select", "--formats", "-"], status: 10, mentioning: "no format", input: Data(dump.utf8))
     }
 
     static let isRoot = getuid() == 0
 
-    @Test("a file the user may not read: 6",
-          .enabled(if: !isRoot, "root reads every file, so permission cannot be denied when tests run as root"))
+    @Test(
+        "a file the user may not read: 6",
+        .enabled(if: !isRoot, "root reads every file, so permission cannot be denied when tests run as root"))
     func permissionDenied() async throws {
         let directory = try Probe.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

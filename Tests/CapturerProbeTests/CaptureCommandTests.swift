@@ -31,16 +31,19 @@ struct CaptureCommandTests {
         #expect(json["jitterMs"] is Double)
     }
 
-    @Test("--orientation and --position set the rotation carried on the frames (WebRTC's table)",
-          arguments: [
-              ("synthetic", "portrait", 90), ("synthetic", "portraitUpsideDown", 270),
-              ("synthetic", "landscapeLeft", 180), ("synthetic:back", "landscapeLeft", 0),
-              ("synthetic:back", "landscapeRight", 180), ("synthetic", "faceUp", 0),
-          ])
+    @Test(
+        "--orientation and --position set the rotation carried on the frames (WebRTC's table)",
+        arguments: [
+            ("synthetic", "portrait", 90), ("synthetic", "portraitUpsideDown", 270),
+            ("synthetic", "landscapeLeft", 180), ("synthetic:back", "landscapeLeft", 0),
+            ("synthetic:back", "landscapeRight", 180), ("synthetic", "faceUp", 0),
+        ])
     func rotation(device: String, orientation: String, degrees: Int) async throws {
         let json = try await Probe.run(
-            ["capture", "-d", device, "--target", "320x240", "--frames", "3", "--unpaced", "--orientation",
-             orientation, "--json"]).json()
+            [
+                "capture", "-d", device, "--target", "320x240", "--frames", "3", "--unpaced", "--orientation",
+                orientation, "--json",
+            ]).json()
         #expect(json["rotation"] as? Int == degrees)
         #expect(json["orientation"] as? String == orientation)
     }
@@ -51,8 +54,10 @@ struct CaptureCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let ivf = directory.appendingPathComponent("out.ivf").path
         let json = try await Probe.run(
-            ["capture", "-d", "synthetic", "--target", "320x240", "--frames", "8", "--unpaced", "--output", ivf,
-             "--bitrate", "500", "--json"]).json()
+            [
+                "capture", "-d", "synthetic", "--target", "320x240", "--frames", "8", "--unpaced", "--output", ivf,
+                "--bitrate", "500", "--json",
+            ]).json()
         let encoded = try #require(json["framesEncoded"] as? Int)
         #expect(json["targetBitrateKbps"] as? Int == 500)
         #expect(json["output"] as? String == ivf)

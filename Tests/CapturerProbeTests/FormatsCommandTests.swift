@@ -39,7 +39,8 @@ struct FormatsCommandTests {
         let result = try await Probe.run(["formats", "--formats", path])
         #expect(result.status == 0, "\(result.stderr)")
         // The old `Index/Pixel Format/Name` layout is printed in the current layout, as today's v4l2-ctl does.
-        let expected = file == "uvc-c920-old-layout.txt"
+        let expected =
+            file == "uvc-c920-old-layout.txt"
             ? try Fixtures.text("devices/uvc-c920.txt") : try Fixtures.text("devices/" + file)
         #expect(result.stdout == expected)
     }
@@ -78,6 +79,7 @@ struct FormatsCommandTests {
         #expect(result.status == 0)
         let device = SyntheticCamera.device()
         #expect(result.stdout == V4L2FormatList(device).render())
-        #expect(result.stdout.hasPrefix("ioctl: VIDIOC_ENUM_FMT\n\tType: Video Capture\n\n\t[0]: 'NV12' (Y/UV 4:2:0)\n"))
+        #expect(
+            result.stdout.hasPrefix("ioctl: VIDIOC_ENUM_FMT\n\tType: Video Capture\n\n\t[0]: 'NV12' (Y/UV 4:2:0)\n"))
     }
 }

@@ -30,8 +30,10 @@ struct SelectCommandTests {
         #expect(limited["decidingRule"] as? String == "preference")
         #expect(limited["pixelFormat"] as? String == "YUYV")
         let preferred = try await Probe.run(
-            ["select", "--formats", path, "--target", "1280x720", "--fps-limit", "10", "--prefer", "MJPG,YUYV",
-             "--json"]).json()
+            [
+                "select", "--formats", path, "--target", "1280x720", "--fps-limit", "10", "--prefer", "MJPG,YUYV",
+                "--json",
+            ]).json()
         #expect(preferred["pixelFormat"] as? String == "MJPG")
     }
 
@@ -39,8 +41,10 @@ struct SelectCommandTests {
     func synthetic(target: String) async throws {
         let json = try await Probe.run(["select", "--device", "synthetic", "--target", target, "--json"]).json()
         let dimensions = try #require(Dimensions(parsing: target))
-        let expected = try #require(CaptureRules.selectFormat(
-            from: SyntheticCamera.device().formats, for: FormatRequest(target: dimensions)) { _ in true })
+        let expected = try #require(
+            CaptureRules.selectFormat(
+                from: SyntheticCamera.device().formats, for: FormatRequest(target: dimensions)
+            ) { _ in true })
         #expect(json["pixelFormat"] as? String == expected.pixelFormat.fourCC)
         #expect(json["width"] as? Int == expected.dimensions.width)
         #expect(json["height"] as? Int == expected.dimensions.height)
@@ -63,14 +67,18 @@ struct SelectCommandTests {
     @Test("select reads a dump from standard input")
     func standardInput() async throws {
         let text = try Fixtures.text("devices/stepwise-bcm2835.txt")
-        let result = try await Probe.run(["select", "--formats", "-", "--target", "1000x700", "--json"], input: Data(text.utf8))
+        let result = try await Probe.run(
+            ["select", "--formats", "-", "--target", "1000x700", "--json"], input: Data(text.utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let json = try result.json()
         let device = try Fixtures.device("stepwise-bcm2835.txt")
         #expect(json["width"] as? Int != nil)
         let width = try #require(json["width"] as? Int), height = try #require(json["height"] as? Int)
         let pixelFormat = try #require((json["pixelFormat"] as? String).flatMap { PixelFormat(fourCC: $0) })
-        #expect(device.formats.contains { $0.pixelFormat == pixelFormat
-            && $0.size.contains(Dimensions(width: width, height: height)) })
+        #expect(
+            device.formats.contains {
+                $0.pixelFormat == pixelFormat
+                    && $0.size.contains(Dimensions(width: width, height: height))
+            })
     }
 }

@@ -40,7 +40,8 @@ struct SnapshotCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let png = directory.appendingPathComponent("snap.png").path
         let ppm = directory.appendingPathComponent("snap.ppm").path
-        let json = try await Probe.run(["snapshot", "-d", "synthetic", "--target", "320x240", "-o", png, "--json"]).json()
+        let json = try await Probe.run(["snapshot", "-d", "synthetic", "--target", "320x240", "-o", png, "--json"])
+            .json()
         #expect(json["schemaVersion"] as? Int == 1)
         #expect(json["fileFormat"] as? String == "png")
         #expect(json["width"] as? Int == 320)
@@ -50,7 +51,8 @@ struct SnapshotCommandTests {
             print("SKIPPED: ffmpeg not installed; the PNG was checked by its signature only")
             return
         }
-        let decoded = try await ExternalProcess.run(ffmpeg, ["-v", "error", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let decoded = try await ExternalProcess.run(
+            ffmpeg, ["-v", "error", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         #expect(decoded.status == 0)
         #expect(decoded.stdout.count == 320 * 240 * 3)
         // The same content from a Y4M source, written both ways, must agree pixel for pixel.
@@ -76,7 +78,8 @@ struct SnapshotCommandTests {
         let header = Array("YUV4MPEG2 W64 H48 F30:1 Ip A1:1 C420jpeg\nFRAME\n".utf8)
         #expect(Array(bytes.prefix(header.count)) == header)
         let planes = Array(bytes.dropFirst(header.count))
-        #expect(planes == [UInt8](repeating: 81, count: 64 * 48) + [UInt8](repeating: 90, count: 64 * 12)
-            + [UInt8](repeating: 240, count: 64 * 12))
+        #expect(
+            planes == [UInt8](repeating: 81, count: 64 * 48) + [UInt8](repeating: 90, count: 64 * 12)
+                + [UInt8](repeating: 240, count: 64 * 12))
     }
 }

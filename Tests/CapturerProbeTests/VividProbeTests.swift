@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The V4L2 node the vivid suite uses.
@@ -16,7 +16,8 @@ enum VividNode {
     }()
 
     static let isAvailable: Bool = {
-        let available = node.map { FileManager.default.fileExists(atPath: $0) } == true && Probe.executable != nil
+        let available =
+            node.map { FileManager.default.fileExists(atPath: $0) } == true && Probe.executable != nil
             && ExternalProcess.which("v4l2-ctl") != nil
         if !available {
             print("SKIPPED: capturer-probe on a real node needs a /dev/video* camera and v4l2-ctl (the vivid guest)")
@@ -50,8 +51,10 @@ struct VividProbeTests {
         let selection = try await Probe.run(["select", "--device", node, "--target", "640x480", "--json"]).json()
         #expect(selection["width"] as? Int == 640)
         let capture = try await Probe.run(
-            ["capture", "--device", node, "--target", "640x480", "--frames", "10", "--orientation", "portrait",
-             "--json"]).json()
+            [
+                "capture", "--device", node, "--target", "640x480", "--frames", "10", "--orientation", "portrait",
+                "--json",
+            ]).json()
         #expect(capture["framesEncoded"] as? Int ?? 0 >= 1)
         #expect(capture["rotation"] as? Int == 90)
         #expect(try #require(capture["psnr"] as? Double) > 30)

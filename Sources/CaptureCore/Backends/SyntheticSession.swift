@@ -12,8 +12,9 @@ package final class SyntheticSession: CaptureSession {
             throw CaptureError(.invalidArgument, "frame size \(size) is out of range", device: configuration.device.id)
         }
         guard configuration.fps > 0, configuration.fps <= 1000 else {
-            throw CaptureError(.invalidArgument, "frame rate \(configuration.fps) is out of range",
-                               device: configuration.device.id)
+            throw CaptureError(
+                .invalidArgument, "frame rate \(configuration.fps) is out of range",
+                device: configuration.device.id)
         }
         self.configuration = configuration
         self.events = events

@@ -114,8 +114,10 @@ private struct FormatListParser {
             parts.removeLast()
         }
         let description = parts.joined(separator: ", ")
-        entries.append(.init(pixelFormat: PixelFormatDescription(
-            pixelFormat: pixelFormat, description: description, flags: flags)))
+        entries.append(
+            .init(
+                pixelFormat: PixelFormatDescription(
+                    pixelFormat: pixelFormat, description: description, flags: flags)))
         awaitingName = false
     }
 
@@ -129,11 +131,14 @@ private struct FormatListParser {
                 throw failure("expected '(flags)' after the FourCC")
             }
             for name in afterCode.dropFirst().dropLast().splitOnCommaSpace() {
-                guard let flag = V4L2FormatList.flag(named: name) else { throw failure("unknown format flag '\(name)'") }
+                guard let flag = V4L2FormatList.flag(named: name) else {
+                    throw failure("unknown format flag '\(name)'")
+                }
                 flags.formUnion(flag)
             }
         }
-        entries.append(.init(pixelFormat: PixelFormatDescription(pixelFormat: pixelFormat, description: "", flags: flags)))
+        entries.append(
+            .init(pixelFormat: PixelFormatDescription(pixelFormat: pixelFormat, description: "", flags: flags)))
         awaitingName = true
     }
 
@@ -264,7 +269,8 @@ private struct FormatListParser {
         let key = seconds + "|" + (fps ?? "")
         if let known = intervals[key] { return known }
         guard let interval = V4L2FormatList.interval(seconds: seconds, fps: fps) else {
-            throw failure(fps == nil ? "no interval prints as \(seconds)s" : "\(seconds)s and \(fps ?? "") fps disagree")
+            throw failure(
+                fps == nil ? "no interval prints as \(seconds)s" : "\(seconds)s and \(fps ?? "") fps disagree")
         }
         intervals[key] = interval
         return interval

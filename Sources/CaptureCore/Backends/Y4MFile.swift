@@ -12,7 +12,9 @@ public struct Y4MHeader: Sendable, Hashable, Codable {
     public var byteCount: Int
 
     /// Frames per second.
-    public var fps: Double { frameRate.denominator == 0 ? 0 : Double(frameRate.numerator) / Double(frameRate.denominator) }
+    public var fps: Double {
+        frameRate.denominator == 0 ? 0 : Double(frameRate.numerator) / Double(frameRate.denominator)
+    }
 
     /// Bytes of one frame's I420 payload.
     public var frameBytes: Int {
@@ -145,7 +147,8 @@ package final class Y4MReader {
         do {
             _ = try fd.seek(offset: Int64(header.byteCount), from: .start)
         } catch {
-            throw CaptureError(.ioFailure, "cannot rewind the Y4M file", device: path, call: "lseek", errno: error as? Errno)
+            throw CaptureError(
+                .ioFailure, "cannot rewind the Y4M file", device: path, call: "lseek", errno: error as? Errno)
         }
     }
 
@@ -170,7 +173,8 @@ package final class Y4MReader {
                 }
             }
         } catch {
-            throw CaptureError(.ioFailure, "cannot read the Y4M file", device: path, call: "read", errno: error as? Errno)
+            throw CaptureError(
+                .ioFailure, "cannot read the Y4M file", device: path, call: "read", errno: error as? Errno)
         }
         return total
     }

@@ -179,12 +179,14 @@ public final class CameraVideoCapturer: Sendable {
             throw CaptureError(.formatNotSupported, "\(device.name) does not offer \(format)", device: device.id)
         }
         guard backend.canConvert(format.pixelFormat) else {
-            throw CaptureError(.noUsableFormat, "frames in \(format.pixelFormat) cannot be converted", device: device.id)
+            throw CaptureError(
+                .noUsableFormat, "frames in \(format.pixelFormat) cannot be converted", device: device.id)
         }
         guard fps.isFinite, fps > 0 else {
             throw CaptureError(.invalidArgument, "frame rate must be positive, not \(fps)", device: device.id)
         }
-        let size = dimensions.map { format.size.nearest(to: $0) }
+        let size =
+            dimensions.map { format.size.nearest(to: $0) }
             ?? format.size.nearest(to: Dimensions(width: 1280, height: 720))
         if let dimensions, !format.size.contains(dimensions) {
             throw CaptureError(.formatNotSupported, "\(format) does not offer \(dimensions)", device: device.id)
@@ -213,8 +215,9 @@ public final class CameraVideoCapturer: Sendable {
     ) async throws(CaptureError) -> CaptureConfiguration {
         let request = FormatRequest(target: target, fpsLimit: fpsLimit, preference: preference)
         guard let selection = selectFormat(on: device, for: request) else {
-            throw CaptureError(.noUsableFormat, "\(device.name) offers no format the capturer can convert",
-                               device: device.id)
+            throw CaptureError(
+                .noUsableFormat, "\(device.name) offers no format the capturer can convert",
+                device: device.id)
         }
         return try await startCapture(
             device: device, format: selection.format, fps: selection.fps, dimensions: selection.dimensions)
@@ -231,8 +234,10 @@ public final class CameraVideoCapturer: Sendable {
 
         let prepared = state.withLock { state -> Result<(UInt64, CaptureSessionConfiguration), CaptureError> in
             guard !state.isActive, !(state.phase == .stopping) else {
-                return .failure(CaptureError(.invalidState, "capture is \(state.phase); stop it first",
-                                             device: device.id))
+                return .failure(
+                    CaptureError(
+                        .invalidState, "capture is \(state.phase); stop it first",
+                        device: device.id))
             }
             state.phase = .starting
             state.generation += 1
@@ -359,7 +364,8 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     private func ended(_ error: CaptureError?, _ generation: UInt64) {
-        let taken = state.withLock { state -> ((any CaptureSession)?, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
+        let taken = state.withLock {
+            state -> ((any CaptureSession)?, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
             guard state.generation == generation, state.isActive else { return nil }
             state.phase = error.map { .failed($0) } ?? .idle
             let session = state.session

@@ -3,6 +3,7 @@ import Synchronization
 /// Frames as an asynchronous sequence. Keeps only the newest few frames when the consumer is slow, and counts what it
 /// dropped. Ends when capture stops.
 public struct VideoFrameStream: AsyncSequence, Sendable {
+    /// Each element is a captured frame.
     public typealias Element = VideoFrame
 
     let stream: AsyncStream<VideoFrame>
@@ -11,6 +12,7 @@ public struct VideoFrameStream: AsyncSequence, Sendable {
     /// Frames discarded because the consumer fell behind.
     public var droppedFrames: Int { drops.value }
 
+    /// An iterator over the frames; it ends when capture stops.
     public func makeAsyncIterator() -> AsyncStream<VideoFrame>.Iterator { stream.makeAsyncIterator() }
 }
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), the time base of every frame timestamp.

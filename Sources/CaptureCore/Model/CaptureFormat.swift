@@ -1,6 +1,8 @@
 /// Properties a driver reports for a pixel format (`struct v4l2_fmtdesc.flags`).
 public struct PixelFormatFlags: OptionSet, Sendable, Hashable, Codable {
+    /// The `V4L2_FMT_FLAG_*` bits.
     public var rawValue: UInt32
+    /// Creates flags from `V4L2_FMT_FLAG_*` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Compressed (for example MJPEG). The corresponding V4L2 constant is `V4L2_FMT_FLAG_COMPRESSED`.

@@ -32,6 +32,7 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     /// The FourCC, for example `YUYV`.
     public var description: String { fourCC }
 
+    /// Decodes a pixel format from its FourCC string (`"YUYV"`, `"Y16 -BE"`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
@@ -41,6 +42,7 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
         self = text.hasSuffix("-BE") ? PixelFormat(rawValue: format.rawValue | (1 << 31)) : format
     }
 
+    /// Encodes the pixel format as its FourCC string, as `v4l2-ctl` prints it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(fourCC)
