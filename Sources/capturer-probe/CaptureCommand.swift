@@ -131,7 +131,7 @@ extension CapturerProbe {
                 guard let picture = try decoder.decode(bytes) else { continue }
                 decodedCount += 1
                 guard index < record.copies.count,
-                    let frameError = PictureError(PlanarImage(copying: picture), record.copies[index])
+                    let frameError = PictureError(I420Picture(copying: picture), record.copies[index])
                 else { continue }
                 error = error + frameError
                 compared += 1

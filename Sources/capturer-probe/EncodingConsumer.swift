@@ -17,7 +17,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         /// The encoded bytes, kept only when no file is written.
         var encodedBytes: [[UInt8]] = []
         /// Copies of the frames that were encoded, in order (up to ``copyBudget`` bytes).
-        var copies: [PlanarImage] = []
+        var copies: [I420Picture] = []
         var rotations: Set<Int> = []
         var droppedByEncoder = 0
         var error: CaptureError?
@@ -66,7 +66,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
                     if state.writer == nil { state.record.encodedBytes.append(result.bytes) }
                     state.record.encoded.append((result.bytes.count, result.isKeyFrame))
                     if state.copiedBytes < Self.copyBudget {
-                        let copy = PlanarImage(copying: frame.buffer)
+                        let copy = I420Picture(copying: frame.buffer)
                         state.copiedBytes += copy.byteCount
                         state.record.copies.append(copy)
                     }

@@ -1,3 +1,4 @@
+import CaptureCore
 import Foundation
 
 /// The still-image formats `snapshot` writes, chosen by the output file's extension.
@@ -11,7 +12,7 @@ enum ImageFileFormat: String, CaseIterable {
     }
 
     /// The file's bytes for `image`; `fps` goes into the Y4M header.
-    func encode(_ image: PlanarImage, fps: Double) -> [UInt8] {
+    func encode(_ image: I420Picture, fps: Double) -> [UInt8] {
         switch self {
         case .ppm: PPM.encode(image)
         case .png: PNG.encode(image)
@@ -22,14 +23,14 @@ enum ImageFileFormat: String, CaseIterable {
 
 /// Binary PPM (P6), 8-bit RGB.
 enum PPM {
-    static func encode(_ image: PlanarImage) -> [UInt8] {
+    static func encode(_ image: I420Picture) -> [UInt8] {
         Array("P6\n\(image.width) \(image.height)\n255\n".utf8) + image.rgb()
     }
 }
 
 /// One-frame YUV4MPEG2 with 4:2:0 JPEG-siting chroma (`C420jpeg`), what ffmpeg and vpxenc read.
 enum Y4M {
-    static func encode(_ image: PlanarImage, fps: Double) -> [UInt8] {
+    static func encode(_ image: I420Picture, fps: Double) -> [UInt8] {
         let rate = fps == fps.rounded() ? "\(max(1, Int(fps))):1" : "\(Int((fps * 1000).rounded())):1000"
         let header = "YUV4MPEG2 W\(image.width) H\(image.height) F\(rate) Ip A1:1 C420jpeg\nFRAME\n"
         return Array(header.utf8) + image.y + image.u + image.v
@@ -40,7 +41,7 @@ enum Y4M {
 enum PNG {
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    static func encode(_ image: PlanarImage) -> [UInt8] {
+    static func encode(_ image: I420Picture) -> [UInt8] {
         let rgb = image.rgb()
         let rowBytes = image.width * 3
         var raw: [UInt8] = []

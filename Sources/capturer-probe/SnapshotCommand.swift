@@ -41,13 +41,13 @@ extension CapturerProbe {
             guard let format = ImageFileFormat(path: output) else { return }
             try OutputFile.checkWritable(output)
             let run = try await CaptureRun.start(on: resolved, request: request, output: .i420, stream: true)
-            var kept: (image: PlanarImage, rotation: Int)?
+            var kept: (image: I420Picture, rotation: Int)?
             var seen = 0
             if let frames = run.frames {
                 for await frame in frames {
                     seen += 1
                     if seen > skip {
-                        kept = (PlanarImage(copying: frame.buffer), frame.rotation.degrees)
+                        kept = (I420Picture(copying: frame.buffer), frame.rotation.degrees)
                         break
                     }
                 }

@@ -19,31 +19,12 @@ func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     }
 }
 
-/// Three tightly packed planes of an I420 image.
-struct I420Image: Equatable {
-    var width: Int
-    var height: Int
-    var y: [UInt8]
-    var u: [UInt8]
-    var v: [UInt8]
+/// Three tightly packed planes of an I420 image (CaptureCore's ``I420Picture``), with the tests' helpers.
+typealias I420Image = I420Picture
 
-    var chromaWidth: Int { (width + 1) / 2 }
-    var chromaHeight: Int { (height + 1) / 2 }
-
-    init(width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8]) {
-        self.width = width
-        self.height = height
-        self.y = y
-        self.u = u
-        self.v = v
-    }
-
+extension I420Picture {
     /// The planes of `buffer` (I420), or of its NV12 planes split (so both layouts compare alike).
-    init(_ buffer: VideoFrameBuffer) {
-        width = buffer.width
-        height = buffer.height
-        (y, u, v) = buffer.packedI420Planes()
-    }
+    init(_ buffer: VideoFrameBuffer) { self.init(copying: buffer) }
 
     /// The interleaved UV plane of the NV12 form of this image, computed by libyuv's `I420ToNV12`.
     func nv12UV() -> [UInt8] {

@@ -1,34 +1,8 @@
 import CaptureCore
 import Foundation
 
-/// An 8-bit I420 picture copied out of a frame buffer (packed planes, no padding), so that the pooled buffer can go
-/// back to its pool.
-struct PlanarImage: Sendable {
-    var width: Int
-    var height: Int
-    var y: [UInt8]
-    var u: [UInt8]
-    var v: [UInt8]
-
-    var chromaWidth: Int { (width + 1) / 2 }
-    var chromaHeight: Int { (height + 1) / 2 }
-    var byteCount: Int { y.count + u.count + v.count }
-
-    /// Copies `buffer` (NV12 or I420) into I420 planes.
-    init(copying buffer: VideoFrameBuffer) {
-        width = buffer.width
-        height = buffer.height
-        (y, u, v) = buffer.packedI420Planes()
-    }
-
-    init(width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8]) {
-        self.width = width
-        self.height = height
-        self.y = y
-        self.u = u
-        self.v = v
-    }
-
+/// The CLI's use of a copied picture: RGB for PPM and PNG files.
+extension I420Picture {
     /// Interleaved 8-bit RGB, BT.601 limited range, chroma upsampled by replication.
     func rgb() -> [UInt8] {
         let chromaWidth = self.chromaWidth
@@ -62,7 +36,7 @@ struct PictureError: Sendable {
     var chromaSamples = 0
 
     /// The error between `a` and `b`, or `nil` when their sizes differ.
-    init?(_ a: PlanarImage, _ b: PlanarImage) {
+    init?(_ a: I420Picture, _ b: I420Picture) {
         guard a.width == b.width, a.height == b.height else { return nil }
         lumaSSE = Self.sse(a.y, b.y)
         chromaSSE = Self.sse(a.u, b.u) + Self.sse(a.v, b.v)
