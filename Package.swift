@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureVP8",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),

@@ -50,7 +50,7 @@ struct BenchOptions {
                                      [--runs R] [--ivf out.ivf]
                    capture-bench convert --input FILE --format YUYV|MJPG --size WxH [--output nv12|i420] [--frames N]
                                      [--runs R]
-                   capture-bench capture --size WxH [--layout nv12|i420] [--frames N] [--warmup W] [--copy yes]
+                   capture-bench capture --size WxH [--layout nv12|i420] [--frames N] [--warmup W] [--copy yes] [--device /dev/videoN] [--format FOURCC]
 
             """)
     }

@@ -1,9 +1,10 @@
 import CaptureCore
+import CaptureV4L2
 import MallocInterposerSwift
 import Synchronization
 
-/// The capture path alone: the synthetic camera, unpaced, through `CameraVideoCapturer` to a delegate that only
-/// counts. With the malloc interposer preloaded (`LD_PRELOAD=libMallocInterposerSwift.so`, as `Scripts/bench` does),
+/// The capture path alone: the synthetic camera, unpaced (or a V4L2 node with `--device`, at its own rate), through
+/// `CameraVideoCapturer` to a delegate that only counts. With the malloc interposer preloaded (`LD_PRELOAD=libMallocInterposerSwift.so`, as `Scripts/bench` does),
 /// it also counts every heap allocation, on every thread, between frame `warmup` and frame `warmup + frames`: the
 /// steady-state allocations per frame.
 struct CaptureBench {
@@ -13,9 +14,22 @@ struct CaptureBench {
     let layout: OutputPixelFormat
     /// Control: the delegate copies every frame out (one allocation a frame), to show the counter counts.
     let copy: Bool
+    /// A V4L2 node to capture from instead of the synthetic camera.
+    let node: String?
+    /// Pixel formats to prefer (`--format YUYV`); the default preference otherwise.
+    let preference: [PixelFormat]
 
     init(_ options: BenchOptions) throws(CaptureError) {
         copy = options.values["copy"] == "yes"
+        node = options.values["device"]
+        if let text = options.values["format"] {
+            guard let format = PixelFormat(fourCC: text) else {
+                throw CaptureError(.invalidArgument, "bad --format \(text)")
+            }
+            preference = [format]
+        } else {
+            preference = PixelFormat.defaultPreference
+        }
         size = try options.dimensions()
         frames = try options.int("frames", default: 1000)
         warmup = try options.int("warmup", default: 100)
@@ -25,17 +39,24 @@ struct CaptureBench {
     func run() async throws(CaptureError) {
         MallocInterposerSwift.initialize()
         let delegate = CountingDelegate(warmup: warmup, limit: warmup + frames, copy: copy)
-        let capturer = CameraVideoCapturer(delegate: delegate)
+        let capturer = CameraVideoCapturer(delegate: delegate, provider: node == nil ? .builtIn : .system)
         capturer.isPaced = false
         capturer.outputPixelFormat = layout
-        try await capturer.startCapture(target: size, fpsLimit: 60)
+        if let node {
+            try await capturer.startCapture(
+                device: try V4L2Backend.describe(node: node), target: size, fpsLimit: 60, preference: preference)
+        } else {
+            try await capturer.startCapture(target: size, fpsLimit: 60, preference: preference)
+        }
         await delegate.finished()
         await capturer.stopCapture()
         let window = delegate.window.withLock { $0 }
         let seconds = Double(window.endNs &- window.startNs) / 1e9
         let statistics = MallocInterposerSwift.getStatistics()
         print(
-            "frames=\(frames) size=\(size) layout=\(layout.rawValue) seconds=\(seconds) "
+            "device=\(capturer.configuration?.device.id ?? "?") "
+                + "format=\(capturer.configuration?.granted.pixelFormat.fourCC ?? "?") "
+                + "frames=\(frames) size=\(size) layout=\(layout.rawValue) seconds=\(seconds) "
                 + "copy=\(copy) fps=\(Double(frames) / seconds) dropped=\(capturer.statistics.framesDropped) "
                 + "mallocs=\(statistics.mallocCount) malloc_bytes=\(statistics.mallocBytesCount) "
                 + "mallocs_per_frame=\(Double(statistics.mallocCount) / Double(frames))")

@@ -4,7 +4,7 @@
 //                     [--runs 3] [--ivf out.ivf]
 //   capture-bench convert --input frames.yuyv|frames.mjpeg --format YUYV|MJPG --size 1280x720 [--output nv12|i420]
 //                     [--frames 150] [--runs 3]
-//   capture-bench capture --size 640x480 [--layout nv12|i420] [--frames 1000] [--warmup 100] [--copy yes]
+//   capture-bench capture --size 640x480 [--layout nv12|i420] [--frames 1000] [--warmup 100] [--copy yes] [--device /dev/videoN] [--format FOURCC]
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
