@@ -66,11 +66,9 @@ enum DeviceResolver {
             throw CaptureError(.deviceNotFound, "no such device or file", device: path)
         }
         switch info.st_mode & S_IFMT {
-        case S_IFCHR where videoMajor(info.st_rdev) != 81:
-            // Not a video4linux node (/dev/null, a tty): say so before libv4l2 tries it and prints its own errors.
-            throw CaptureError(
-                .notACaptureDevice, "is a character device but not a V4L2 (video4linux) device", device: path)
         case S_IFCHR:
+            // The backend refuses character devices that are not video4linux nodes (/dev/null, a tty) before libv4l2
+            // sees them: notACaptureDevice.
             let v4l2 = V4L2Backend()
             return ResolvedDevice(
                 device: try V4L2Backend.describe(node: path), provider: CameraProvider(backends: [v4l2]))
@@ -89,12 +87,6 @@ enum DeviceResolver {
         default:
             throw CaptureError(.notACaptureDevice, "is not a character device", device: path)
         }
-    }
-
-    /// The major number of a device number (glibc's `gnu_dev_major`); video4linux nodes have major 81.
-    private static func videoMajor(_ device: dev_t) -> UInt64 {
-        let value = UInt64(device)
-        return ((value >> 8) & 0xFFF) | ((value >> 32) & ~0xFFF)
     }
 
     private static func y4m(_ path: String) throws -> ResolvedDevice {

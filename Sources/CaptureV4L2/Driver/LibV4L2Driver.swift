@@ -21,12 +21,30 @@ struct LibV4L2Driver: V4L2Driver {
     func open(_ path: String) -> Result<CInt, Errno> {
         let fd = path.withCString { Glibc.open($0, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return .failure(Errno(rawValue: Glibc.errno)) }
+        // Only video4linux character devices go on to libv4l2, which would otherwise print its own complaints about a
+        // regular file or /dev/null on standard error before failing.
+        guard Self.isVideo4LinuxNode(fd) else {
+            _ = Glibc.close(fd)
+            return .failure(.inappropriateIOCTLForDevice)
+        }
         guard v4l2_fd_open(fd, CV4L2_DISABLE_CONVERSION) >= 0 else {
             let error = Errno(rawValue: Glibc.errno)
             _ = Glibc.close(fd)
             return .failure(error)
         }
         return .success(fd)
+    }
+
+    /// The major number of video4linux character devices (`/dev/video*`, `/dev/v4l-subdev*`, …).
+    static let video4LinuxMajor: UInt64 = 81
+
+    /// Whether `fd` is a character device of the video4linux major number.
+    static func isVideo4LinuxNode(_ fd: CInt) -> Bool {
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFCHR else { return false }
+        let device = UInt64(status.st_rdev)
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))  // glibc's gnu_dev_major
+        return major == video4LinuxMajor
     }
 
     func close(_ fd: CInt) {

@@ -9,7 +9,8 @@ extension Errno {
 extension CaptureError {
     /// The capture error a failed V4L2 call means, naming `device` and the call.
     ///
-    /// `ENOENT`/`ENXIO`/`ENODEV` at `open` → not found; `EACCES`/`EPERM` → permission denied (with the fix);
+    /// `ENOENT`/`ENXIO`/`ENODEV` at `open` → not found; `ENOTTY`/`EISDIR` at `open` (a regular file, a directory,
+    /// another kind of device) → not a capture device; `EACCES`/`EPERM` → permission denied (with the fix);
     /// `EBUSY` → busy; `ENOSPC` at `VIDIOC_STREAMON` → USB bandwidth; `EINVAL` at `VIDIOC_S_FMT` or
     /// `VIDIOC_TRY_FMT` →
     /// format not supported; `EINVAL`/`ENOTTY` at `VIDIOC_QUERYCAP` → not a V4L2 device; `ENODEV`/`EIO` elsewhere →
@@ -35,6 +36,8 @@ extension CaptureError {
             )
         case ("VIDIOC_S_FMT", .invalidArgument), ("VIDIOC_TRY_FMT", .invalidArgument):
             (code, message) = (.formatNotSupported, "the driver rejected the format")
+        case ("open", .inappropriateIOCTLForDevice), ("open", .isDirectory):
+            (code, message) = (.notACaptureDevice, "not a video4linux device node")
         case ("VIDIOC_QUERYCAP", .invalidArgument), ("VIDIOC_QUERYCAP", .inappropriateIOCTLForDevice):
             (code, message) = (.notACaptureDevice, "not a V4L2 device")
         case (_, .noDevice), (_, .ioError):
