@@ -133,6 +133,11 @@ struct V4L2FormatListParsingTests {
         #expect(list.pixelFormats[2].description == "Y/CbCr 4:2:0 (64x32 MB, N-C)")
         #expect(list.pixelFormats[2].flags == [])
         #expect(list.render() == text)
+        // Through a device description and back, the type line survives.
+        let device = list.device(id: "recorded:mplane", name: "mplane")
+        #expect(device.isMultiplanar)
+        #expect(V4L2FormatList(device).render() == text)
+        #expect(V4L2FormatList(device, bufferType: V4L2FormatList.videoCapture).bufferType == "Video Capture")
     }
 
     @Test("old v4l2-ctl spacing '0.033 s' and intervals without an fps part")

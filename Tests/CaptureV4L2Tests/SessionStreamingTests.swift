@@ -39,7 +39,14 @@ struct SessionStreamingTests {
         var device = FakeCamera.webcam()
         device.deviceCaps = UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE | V4L2_CAP_STREAMING)
         let driver = FakeV4L2Driver(devices: ["/dev/video0": device])
-        #expect(FakeCamera.backend(driver).devices().map(\.node) == ["/dev/video0"])
+        let listed = FakeCamera.backend(driver).devices()
+        #expect(listed.map(\.node) == ["/dev/video0"])
+        #expect(listed.map(\.isMultiplanar) == [true])
+        #expect(
+            listed.first.map {
+                V4L2FormatList($0).render().hasPrefix(
+                    "ioctl: VIDIOC_ENUM_FMT\n\tType: Video Capture Multiplanar\n\n")
+            } == true)
         let recorder = EventRecorder()
         let session = FakeCamera.session(driver, recorder)
         driver.script([.frame(fill: 1), .frame(bytesUsed: 10), .frame(fill: 2)])

@@ -60,9 +60,12 @@ public struct V4L2FormatList: Sendable, Hashable, Codable {
         self.init(bufferType: bufferType, entries: entries)
     }
 
-    /// The format list of `device`.
-    public init(_ device: CaptureDevice, bufferType: String = V4L2FormatList.videoCapture) {
-        self.init(pixelFormats: device.pixelFormats, formats: device.formats, bufferType: bufferType)
+    /// The format list of `device`; its type is ``videoCaptureMultiplanar`` for a multi-planar device, else
+    /// ``videoCapture``, unless `bufferType` says otherwise.
+    public init(_ device: CaptureDevice, bufferType: String? = nil) {
+        self.init(
+            pixelFormats: device.pixelFormats, formats: device.formats,
+            bufferType: bufferType ?? (device.isMultiplanar ? Self.videoCaptureMultiplanar : Self.videoCapture))
     }
 
     /// The pixel formats in the driver's order.
@@ -77,7 +80,7 @@ public struct V4L2FormatList: Sendable, Hashable, Codable {
         node: String? = nil
     ) -> CaptureDevice {
         CaptureDevice(
-            id: id, name: name, kind: kind, position: position, node: node, pixelFormats: pixelFormats,
-            formats: formats)
+            id: id, name: name, kind: kind, position: position, node: node,
+            isMultiplanar: bufferType == Self.videoCaptureMultiplanar, pixelFormats: pixelFormats, formats: formats)
     }
 }

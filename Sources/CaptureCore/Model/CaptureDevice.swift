@@ -28,6 +28,9 @@ public struct CaptureDevice: Sendable, Hashable, Codable, Identifiable, CustomSt
     public var bus: String?
     /// The device node or file path, where there is one.
     public var node: String?
+    /// Whether the device uses the multi-planar V4L2 API (`V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE`), as many MIPI and ISP
+    /// nodes do; `v4l2-ctl` then prints "Video Capture Multiplanar" as the format list's type.
+    public var isMultiplanar: Bool
     /// The pixel formats in the device's order, with their descriptions and flags.
     public var pixelFormats: [PixelFormatDescription]
     /// Every (pixel format, size) the device offers, in enumeration order, with its frame rates.
@@ -37,7 +40,7 @@ public struct CaptureDevice: Sendable, Hashable, Codable, Identifiable, CustomSt
     public init(
         id: String, name: String, kind: Kind, position: CameraPosition = .unspecified,
         sensorRotation: VideoRotation = .degrees0, driver: String? = nil, bus: String? = nil, node: String? = nil,
-        pixelFormats: [PixelFormatDescription]? = nil, formats: [CaptureFormat]
+        isMultiplanar: Bool = false, pixelFormats: [PixelFormatDescription]? = nil, formats: [CaptureFormat]
     ) {
         self.id = id
         self.name = name
@@ -47,6 +50,7 @@ public struct CaptureDevice: Sendable, Hashable, Codable, Identifiable, CustomSt
         self.driver = driver
         self.bus = bus
         self.node = node
+        self.isMultiplanar = isMultiplanar
         self.formats = formats
         if let pixelFormats {
             self.pixelFormats = pixelFormats

@@ -74,8 +74,8 @@ struct DeviceScanner: Sendable {
                 id: links[node] ?? (capability.busInfo.isEmpty ? node : capability.busInfo),
                 name: capability.card, kind: .v4l2, position: Self.position(orientation),
                 sensorRotation: rotation.flatMap { VideoRotation(degrees: Int($0)) } ?? .degrees0,
-                driver: capability.driver, bus: capability.busInfo, node: node, pixelFormats: pixelFormats,
-                formats: formats)
+                driver: capability.driver, bus: capability.busInfo, node: node,
+                isMultiplanar: type == .videoCaptureMultiplanar, pixelFormats: pixelFormats, formats: formats)
         } catch let error as V4L2Error {
             throw error.call == "VIDIOC_QUERYCAP"
                 ? CaptureError(
