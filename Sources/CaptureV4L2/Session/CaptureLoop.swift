@@ -22,6 +22,8 @@ final class CaptureLoop: @unchecked Sendable {
     private let events: CaptureSessionEvents
     private let conversion: FrameConversion
     private let pool: FrameBufferPool
+    /// Bytes a complete raw frame of the stream's format needs (1 for compressed formats); fixed for the stream.
+    private let minimumFrameBytes: Int
     private let logger: Logger
     /// Set by ``CaptureSession/stop()``; the loop checks it at least every ``pollSliceMs``.
     let stopRequested = Atomic<Bool>(false)
@@ -44,6 +46,10 @@ final class CaptureLoop: @unchecked Sendable {
         self.conversion = conversion
         self.logger = logger
         self.pool = FrameBufferPool(format: output, dimensions: stream.format.dimensions, capacity: bufferCount + 4)
+        let format = stream.format
+        self.minimumFrameBytes =
+            conversion.minimumFrameBytes(
+                format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
         let intervalNs = stream.fps > 0 ? UInt64(1e9 / stream.fps) : 1_000_000_000
         self.timestamps = FrameTimestamps(frameIntervalNs: stream.fps > 0 ? intervalNs : 0)
         self.stallTimeoutNs = stallTimeoutNs ?? max(1_000_000_000, 5 * intervalNs)
@@ -146,10 +152,7 @@ final class CaptureLoop: @unchecked Sendable {
         let format = stream.format
         let mapping = mappings[buffer.index]
         let used = min(buffer.bytesUsed, mapping.length)
-        let minimum =
-            conversion.minimumFrameBytes(
-                format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
-        if used < minimum {
+        if used < minimumFrameBytes {
             events.dropped(.shortBuffer)
             return nil
         }
