@@ -8,12 +8,18 @@ let package = Package(
         .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
         .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
+        .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
+        .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // Capture/encode statistics an app can export (a no-op until the app bootstraps a backend).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Latency as a distribution (p50…p99.9, max) recorded without allocating per sample.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
@@ -22,17 +28,27 @@ let package = Package(
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
+        .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
 
         // Core: the model, selection and rotation rules, the capturer, the synthetic, recorded and Y4M cameras.
         .target(
             name: "CaptureCore",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv).
-        .target(name: "CaptureConversion", dependencies: ["CaptureCore", "CYUV"]),
+        // SystemPackage: the replay camera reads its file with FileDescriptor and reports failures with Errno.
+        .target(
+            name: "CaptureConversion",
+            dependencies: ["CaptureCore", "CYUV", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // V4L2 backend: real cameras through libv4l2.
         .target(
             name: "CaptureV4L2",
@@ -48,13 +64,33 @@ let package = Package(
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CVPX",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP (libsrtp2), UDP transport.
+        .target(
+            name: "CaptureRTP",
+            dependencies: [
+                "CaptureCore", "CSRTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The call pipeline: capturer → adapter → encoder thread → RTP sender; RTP receiver → VP8 decoder.
+        .target(
+            name: "CaptureCall",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP",
+                .product(name: "Logging", package: "swift-log"),
+                // Errno for the encoder thread's pthread_create failure (CaptureError carries it).
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The command-line tool.
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,9 +100,16 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
+        ),
+
+        // libFuzzer targets, one per input we parse (Scripts/fuzz builds them with -sanitize=fuzzer,address and
+        // -DCAPTURE_LIBFUZZER; a plain build replays files: capture-fuzz <target> <file>…). Not a product.
+        .executableTarget(
+            name: "capture-fuzz",
+            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8", "CLibFuzzer"]
         ),
 
         .target(
@@ -74,7 +117,13 @@ let package = Package(
             dependencies: ["CaptureCore"],
             path: "Tests/CaptureTestSupport"
         ),
-        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "CaptureTestSupport"]),
+        .testTarget(
+            name: "CaptureCoreTests",
+            dependencies: [
+                "CaptureCore", "CaptureTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(
             name: "CaptureConversionTests",
             dependencies: ["CaptureCore", "CaptureConversion", "CaptureTestSupport"]
@@ -85,7 +134,17 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureVP8Tests",
-            dependencies: ["CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureTestSupport"]
+            dependencies: [
+                "CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(name: "CaptureRTPTests", dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport"]),
+        .testTarget(
+            name: "CaptureCallTests",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CaptureCall", "CaptureTestSupport",
+            ]
         ),
         .testTarget(
             name: "CapturerProbeTests",

@@ -73,6 +73,7 @@ run_suite() {
   return 0
 }
 run_suite swift-tests-probe VividProbeTests
+run_suite swift-tests-churn VividChurnTests
 run_suite swift-tests-backend VividGuestTests
 
 ls -l "$out"

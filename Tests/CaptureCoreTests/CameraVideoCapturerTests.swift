@@ -1,6 +1,5 @@
 import CaptureCore
 import Foundation
-import Synchronization
 import Testing
 
 /// Records what a delegate sees, keeping no frame (holding frames would starve the capturer's buffer pool).
@@ -16,9 +15,9 @@ final class RecordingDelegate: CameraVideoCapturerDelegate {
         /// When the delegate received the frame (monotonic clock).
         var deliveredNs: UInt64
     }
-    let frames = Mutex<[Seen]>([])
-    let stops = Mutex<[CaptureError?]>([])
-    let drops = Mutex<[FrameDropReason]>([])
+    let frames = Locked<[Seen]>([])
+    let stops = Locked<[CaptureError?]>([])
+    let drops = Locked<[FrameDropReason]>([])
 
     func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
         let luma = frame.buffer.withUnsafeBytes(plane: 0) { $0[0] }
@@ -71,16 +70,21 @@ struct CameraVideoCapturerTests {
         #expect(stream.droppedFrames > 0, "an unpaced camera outruns a consumer that sleeps")
 
         // A consumer still waiting on a stream sees it end when capture stops.
+        // Stop only once it has consumed a frame (within a generous deadline: instrumented builds are slow), so the
+        // test checks that a live consumer's stream ends, not how many frames fit in a fixed sleep.
         let second = capturer.frames(bufferingNewest: 1)
+        let seen = Locked(0)
         let consumer = Task {
-            var count = 0
-            for await _ in second { count += 1 }
-            return count
+            for await _ in second { seen.withLock { $0 += 1 } }
+            return seen.withLock { $0 }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while seen.withLock({ $0 }) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         await capturer.stopCapture()
         let consumed = await consumer.value
-        #expect(consumed > 0)
+        #expect(consumed > 0, "the second consumer saw no frame within 30 s")
     }
 
     @Test("rotation follows orientation changes and keeps the previous value for face up/down/unknown")

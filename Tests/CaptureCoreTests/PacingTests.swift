@@ -1,6 +1,5 @@
 import CaptureCore
 import Foundation
-import Synchronization
 import Testing
 
 /// Frame pacing of the synthetic camera through the capturer. Timing-sensitive: `Scripts/test` runs this suite on its

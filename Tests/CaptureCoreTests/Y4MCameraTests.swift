@@ -1,6 +1,5 @@
 import CaptureCore
 import Foundation
-import Synchronization
 import Testing
 
 /// Writes a small Y4M file whose frame `i` has luma value `i * 10` everywhere.

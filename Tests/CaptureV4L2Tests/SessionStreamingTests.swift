@@ -165,5 +165,7 @@ struct SessionStreamingTests {
 final class SessionHolder: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `session` is written once, before the session starts (and so before any
     // callback can read it on the capture thread; thread creation orders the write before the read).
-    var session: V4L2Session?
+    // Weak: the session owns the callback that owns this holder; a strong reference would be a cycle
+    // (LeakSanitizer reported the session and its driver state as leaked).
+    weak var session: V4L2Session?
 }

@@ -1,7 +1,6 @@
 import CaptureConversion
 import CaptureCore
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CaptureV4L2
@@ -136,7 +135,7 @@ final class VividRecorder: Sendable {
         var drops: [FrameDropReason] = []
         var ended: [(error: CaptureError?, atNs: UInt64)] = []
     }
-    let state = Mutex(State())
+    let state = Locked(State())
 
     var events: CaptureSessionEvents {
         CaptureSessionEvents(

@@ -19,8 +19,9 @@ package final class PacedFrameLoop: Sendable {
     private let paced: Bool
     private let name: String
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    private let state = Mutex<(started: Bool, joined: Bool)>((false, false))
+    /// Entered when the thread starts, left when it finishes: any number of ``stop()`` calls can wait on it.
+    private let running = DispatchGroup()
+    private let state = Locked<(started: Bool, stopped: Bool)>((false, false))
 
     /// A loop at `fps` frames per second; `paced: false` runs as fast as the body returns.
     package init(fps: Double, paced: Bool, name: String) {
@@ -33,14 +34,17 @@ package final class PacedFrameLoop: Sendable {
     /// frame's slot on the schedule (as a sensor's clock would stamp it, however late the thread woke), or the current
     /// monotonic time when unpaced.
     package func start(_ body: @escaping @Sendable (UInt64, UInt64) -> Step) {
-        let alreadyStarted = state.withLock { state in
-            defer { state.started = true }
-            return state.started
+        // A loop stopped before it started never starts: its owner has already been told it is over.
+        let mayStart = state.withLock { state in
+            guard !state.started, !state.stopped else { return false }
+            state.started = true
+            running.enter()
+            return true
         }
-        guard !alreadyStarted else { return }
+        guard mayStart else { return }
         let thread = Thread { [self] in
             run(body)
-            finished.signal()
+            running.leave()
         }
         thread.name = name
         thread.start()
@@ -68,14 +72,15 @@ package final class PacedFrameLoop: Sendable {
         }
     }
 
-    /// Asks the thread to finish and waits until it has. Safe to call more than once, and before ``start(_:)``.
+    /// Asks the thread to finish and waits until it has. Safe to call more than once and from several threads at once
+    /// (each call returns once the thread has finished), and before ``start(_:)`` (the loop then never starts).
     /// Must not be called from the loop's own thread.
     package func stop() {
         stopRequested.store(true, ordering: .releasing)
-        let mustWait = state.withLock { state in
-            defer { state.joined = true }
-            return state.started && !state.joined
+        let started = state.withLock { state in
+            state.stopped = true
+            return state.started
         }
-        if mustWait { finished.wait() }
+        if started { running.wait() }
     }
 }

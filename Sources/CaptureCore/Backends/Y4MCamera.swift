@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A camera that plays a YUV4MPEG2 (`.y4m`) file of 8-bit 4:2:0 frames at the rate in its header, looping or
 /// stopping at the end: real clips through the whole capture path, without hardware.
 public enum Y4MCamera {
@@ -57,7 +55,7 @@ final class Y4MSession: CaptureSession {
     private let events: CaptureSessionEvents
     private let loopAtEnd: Bool
     private let loop: PacedFrameLoop
-    private let reader = Mutex<ReaderBox?>(nil)
+    private let reader = Locked<ReaderBox?>(nil)
 
     init(path: String, configuration: CaptureSessionConfiguration, events: CaptureSessionEvents, loop: Bool) {
         self.path = path

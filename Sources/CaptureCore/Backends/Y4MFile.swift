@@ -99,7 +99,9 @@ package final class Y4MReader {
             guard line.last == UInt8(ascii: "\n") else {
                 throw CaptureError(.malformedFile, "not a valid Y4M header: no complete header line", device: path)
             }
-            self.header = try Y4MHeader.parse(line, path: path)
+            let header = try Y4MHeader.parse(line, path: path)
+            try Self.checkFrameFits(header, in: fd, path: path)
+            self.header = header
         } catch {
             try? fd.close()
             throw (error as? CaptureError)
@@ -110,6 +112,38 @@ package final class Y4MReader {
     }
 
     deinit { if !closed { try? fd.close() } }
+
+    /// The largest frame a Y4M file may declare: 64 MiB, more than an 8K (7680×4320) I420 frame's 49.8 MB.
+    package static let maximumFrameBytes = 64 << 20
+
+    /// Checks, before the frame buffer is allocated, that the declared frame is no larger than
+    /// ``maximumFrameBytes`` and that a seekable file holds at least one whole frame (`FRAME` line and payload), so
+    /// that a 30-byte file cannot make the reader allocate the 402 MB a W16384 H16384 header declares.
+    /// Leaves the file positioned at the first frame.
+    private static func checkFrameFits(_ header: Y4MHeader, in fd: FileDescriptor, path: String) throws(CaptureError) {
+        let declared = header.frameBytes
+        let size = "\(header.dimensions.width)x\(header.dimensions.height)"
+        guard declared <= maximumFrameBytes else {
+            throw CaptureError(
+                .malformedFile, "Y4M frame size \(size) needs \(declared) bytes, more than \(maximumFrameBytes)",
+                device: path)
+        }
+        // A pipe or FIFO has no size to check; its frames are checked as they are read.
+        guard let fileBytes = try? fd.seek(offset: 0, from: .end) else { return }
+        let needed = Int64(header.byteCount) + Int64("FRAME\n".utf8.count) + Int64(declared)
+        guard fileBytes >= needed else {
+            throw CaptureError(
+                .malformedFile,
+                "Y4M file of \(fileBytes) bytes cannot hold one \(size) frame (\(needed) bytes with its header)",
+                device: path)
+        }
+        do {
+            _ = try fd.seek(offset: Int64(header.byteCount), from: .start)
+        } catch {
+            throw CaptureError(
+                .ioFailure, "cannot seek to the first Y4M frame", device: path, call: "lseek", errno: error as? Errno)
+        }
+    }
 
     /// Reads the next frame into ``frame``. Returns `false` at a clean end of file.
     /// - Throws: `malformedFile` for a bad frame marker or a truncated frame.

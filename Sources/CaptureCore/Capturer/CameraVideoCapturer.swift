@@ -1,5 +1,5 @@
+public import CoreMetrics
 public import Logging
-import Synchronization
 
 /// Captures frames from a camera and hands them, timestamped and tagged with their rotation, to a delegate and to
 /// asynchronous streams: the Linux counterpart of WebRTC's `RTCCameraVideoCapturer`.
@@ -28,6 +28,8 @@ public final class CameraVideoCapturer: Sendable {
         var generation: UInt64 = 0
         var session: (any CaptureSession)?
         var cleanup: Task<Void, Never>?
+        /// The stop under way, which concurrent ``stopCapture()`` calls wait for.
+        var stopping: Task<Void, Never>?
         var configuration: CaptureConfiguration?
         var orientation: DeviceOrientation = .unknown
         var orientationRotation: VideoRotation = .degrees0
@@ -39,6 +41,8 @@ public final class CameraVideoCapturer: Sendable {
         var lastTimestamp: UInt64?
         var sequence: UInt64 = 0
         var statistics = CaptureStatistics()
+        var metricsFactory: any MetricsFactory = MetricsSystem.factory
+        var metrics: CapturerMetrics?
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 0
 
@@ -55,7 +59,7 @@ public final class CameraVideoCapturer: Sendable {
     /// The cameras this capturer can use.
     public let provider: CameraProvider
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a capturer. `provider` lists the cameras (``CameraProvider/builtIn`` has the synthetic camera only;
     /// the V4L2 module's `CameraProvider.system` has the real cameras, with the synthetic one as a fallback).
@@ -67,7 +71,7 @@ public final class CameraVideoCapturer: Sendable {
         initial.delegate = delegate
         self.provider = provider
         self.logger = logger
-        self.state = Mutex(initial)
+        self.state = Locked(initial)
     }
 
     // MARK: Settings and status
@@ -89,6 +93,14 @@ public final class CameraVideoCapturer: Sendable {
 
     /// Counters since the last start.
     public var statistics: CaptureStatistics { state.withLock { $0.statistics } }
+
+    /// Where the capturer's swift-metrics metrics (component `capturer`, see ``CaptureMetricsScope``) are made:
+    /// `MetricsSystem.factory` (a no-op until the app bootstraps a backend) unless set; takes effect at the next
+    /// start.
+    public var metricsFactory: any MetricsFactory {
+        get { state.withLock { $0.metricsFactory } }
+        set { state.withLock { $0.metricsFactory = newValue } }
+    }
 
     /// The orientation of the device holding the camera; sets the rotation of the following frames
     /// (``CaptureRules/rotation(for:position:previous:)``). Face up, face down and unknown keep the previous rotation.
@@ -166,8 +178,16 @@ public final class CameraVideoCapturer: Sendable {
     /// size (default: the size nearest 1280x720 in the range).
     ///
     /// - Returns: what the device granted (the frame rate may differ from `fps`).
-    /// - Throws: ``CaptureError``: `invalidState` when already capturing, `formatNotSupported` for a format the device
-    ///   does not list, or the backend's error (device not found, busy, permission denied, …).
+    /// - Throws: ``CaptureError``: `invalidState` when already capturing or when ``stopCapture()`` ran before the
+    ///   start completed, `formatNotSupported` for a format the device does not list, or the backend's error (device
+    ///   not found, busy, permission denied, …).
+    ///
+    /// A session that started and then ended on its own before this call returned (a file that ends or fails after
+    /// its first frames, a camera unplugged at once) is a successful start: the call returns the configuration, and
+    /// the end is reported once, as it is at any other time, through the delegate's
+    /// ``CameraVideoCapturerDelegate/capturer(_:didStopWith:)``, the end of the frame streams and ``captureState``
+    /// (`.failed` with the real error, or `.idle` at a clean end). Throwing here instead would report the same
+    /// failure twice, and would call frames the delegate has already received the output of a failed start.
     @discardableResult
     public func startCapture(
         device: CaptureDevice, format: CaptureFormat, fps: Double, dimensions: Dimensions? = nil
@@ -231,6 +251,7 @@ public final class CameraVideoCapturer: Sendable {
             return state.cleanup
         }
         await pendingCleanup?.value
+        let metrics = CapturerMetrics(deviceID: device.id, factory: state.withLock { $0.metricsFactory })
 
         let prepared = state.withLock { state -> Result<(UInt64, CaptureSessionConfiguration), CaptureError> in
             guard !state.isActive, !(state.phase == .stopping) else {
@@ -242,6 +263,7 @@ public final class CameraVideoCapturer: Sendable {
             state.phase = .starting
             state.generation += 1
             state.statistics = CaptureStatistics()
+            state.metrics = metrics
             state.lastTimestamp = nil
             state.sequence = 0
             state.position = device.position
@@ -260,9 +282,18 @@ public final class CameraVideoCapturer: Sendable {
             dropped: { [weak self] reason in self?.dropped(reason, generation) },
             ended: { [weak self] error in self?.ended(error, generation) })
         let session: any CaptureSession
-        do {
+        do throws(CaptureError) {
             session = try backend.makeSession(sessionConfiguration, events: events)
-            state.withLock { $0.session = session }
+            // A stopCapture that ran since `prepared` found no session to stop; this one is not ours to keep.
+            let current = state.withLock { state -> Bool in
+                guard state.generation == generation else { return false }
+                state.session = session
+                return true
+            }
+            guard current else {
+                session.stop()
+                throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
+            }
             try session.start()
         } catch {
             logger.debug("capture start failed", metadata: ["device": "\(device.id)", "error": "\(error)"])
@@ -277,8 +308,12 @@ public final class CameraVideoCapturer: Sendable {
             device: device, format: format, requestedDimensions: size, requestedFPS: fps, granted: session.granted,
             output: sessionConfiguration.output)
         let stillOurs = state.withLock { state -> Bool in
-            guard state.generation == generation, case .starting = state.phase else { return false }
-            state.phase = .running
+            // A later generation means stopCapture (or another start) took over while we were starting.
+            guard state.generation == generation else { return false }
+            // The session may already have ended on its own (end of file, a read error, a disconnect) after
+            // starting: `ended` has moved the phase on and told the delegate and streams the real outcome. The start
+            // itself succeeded, so keep that phase and report the configuration the frames were captured with.
+            if case .starting = state.phase { state.phase = .running }
             state.configuration = configuration
             return true
         }
@@ -296,30 +331,42 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     /// Stops capturing and releases the device. Returns once no more frames will be delivered; the frame streams end.
-    /// Calling it when idle does nothing; after a failure it returns the capturer to idle.
+    /// Calling it when idle does nothing; after a failure it returns the capturer to idle. Concurrent calls all return
+    /// once the one stop they share has finished; the delegate hears of it once.
     public func stopCapture() async {
-        let taken = state.withLock { state -> (session: (any CaptureSession)?, cleanup: Task<Void, Never>?)? in
+        let pending = state.withLock { state -> Task<Void, Never>? in
+            if let stopping = state.stopping { return stopping }
             let cleanup = state.cleanup
             state.cleanup = nil
             switch state.phase {
             case .starting, .running:
                 state.phase = .stopping
                 state.generation += 1
-                defer { state.session = nil }
-                return (state.session, cleanup)
+                // While starting, the session may not exist yet: the start in flight then sees the new generation
+                // and stops its session itself.
+                let session = state.session
+                state.session = nil
+                let stopping = Task { await self.finishStop(session: session, after: cleanup) }
+                state.stopping = stopping
+                return stopping
             case .failed:
                 state.phase = .idle
-                return (nil, cleanup)
+                return cleanup
             case .idle, .stopping:
-                return cleanup.map { (nil, $0) }
+                return cleanup
             }
         }
-        guard let taken else { return }
-        await taken.cleanup?.value
-        guard let session = taken.session else { return }
-        session.stop()
-        let (streams, delegate) = state.withLock { state in
+        await pending?.value
+    }
+
+    /// The second half of ``stopCapture()``, run once per stop however many callers wait for it.
+    private func finishStop(session: (any CaptureSession)?, after cleanup: Task<Void, Never>?) async {
+        await cleanup?.value
+        session?.stop()
+        // No start can begin while the phase is `.stopping`, so the phase and streams are still this stop's.
+        let (streams, delegate) = state.withLock { state -> ([UInt64: Stream], (any CameraVideoCapturerDelegate)?) in
             state.phase = .idle
+            state.stopping = nil
             defer { state.streams = [:] }
             return (state.streams, state.delegate)
         }
@@ -331,22 +378,26 @@ public final class CameraVideoCapturer: Sendable {
     // MARK: Events from the session (capture thread)
 
     private func deliver(_ buffer: VideoFrameBuffer, _ timestamp: UInt64, _ generation: UInt64) {
-        let taken = state.withLock { state -> (VideoFrame, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
+        let taken = state.withLock {
+            state -> (VideoFrame, (any CameraVideoCapturerDelegate)?, [UInt64: Stream], CapturerMetrics?)? in
             guard state.generation == generation, state.isActive else { return nil }
             state.statistics.framesCaptured += 1
             var timestamp = timestamp
-            if let last = state.lastTimestamp, timestamp <= last {
+            let adjusted = state.lastTimestamp.map { timestamp <= $0 } ?? false
+            if adjusted, let last = state.lastTimestamp {
                 timestamp = last + 1
                 state.statistics.timestampsAdjusted += 1
             }
+            state.metrics?.frameCaptured(timestampAdjusted: adjusted)
             state.lastTimestamp = timestamp
             let frame = VideoFrame(
                 buffer: buffer, rotation: state.frameRotation, timestampNs: timestamp, sequenceNumber: state.sequence)
             state.sequence += 1
             state.statistics.framesDelivered += 1
-            return (frame, state.delegate, state.streams)
+            return (frame, state.delegate, state.streams, state.metrics)
         }
-        guard let (frame, delegate, streams) = taken else { return }
+        guard let (frame, delegate, streams, metrics) = taken else { return }
+        metrics?.frameDelivered(latencyNs: MonotonicClock.nowNs() &- frame.timestampNs)
         delegate?.capturer(self, didCapture: frame)
         for stream in streams.values {
             if case .dropped = stream.continuation.yield(frame) { stream.drops.increment() }
@@ -357,6 +408,7 @@ public final class CameraVideoCapturer: Sendable {
         let delegate = state.withLock { state -> (any CameraVideoCapturerDelegate)?? in
             guard state.generation == generation, state.isActive else { return nil }
             state.statistics.count(reason)
+            state.metrics?.frameDropped(reason)
             return .some(state.delegate)
         }
         guard let delegate else { return }

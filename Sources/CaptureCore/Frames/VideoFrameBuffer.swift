@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The geometry of one plane of a frame buffer.
 public struct PlaneLayout: Sendable, Hashable {
     /// Byte offset of the plane's first row from the start of the buffer; a multiple of 64.
@@ -154,14 +152,14 @@ public final class FrameBufferPool: Sendable {
     /// The largest number of buffers the pool will hold.
     public let capacity: Int
 
-    private let buffers: Mutex<[VideoFrameBuffer]>
+    private let buffers: Locked<[VideoFrameBuffer]>
 
     /// Creates an empty pool.
     public init(format: OutputPixelFormat, dimensions: Dimensions, capacity: Int = 8) {
         self.format = format
         self.dimensions = dimensions
         self.capacity = max(1, capacity)
-        self.buffers = Mutex([])
+        self.buffers = Locked([])
     }
 
     /// A buffer no frame refers to, or `nil` when all `capacity` buffers are in use.

@@ -10,6 +10,8 @@ public struct CaptureDevice: Sendable, Hashable, Codable, Identifiable, CustomSt
         case recorded
         /// A Y4M file.
         case y4m
+        /// A file of raw camera frames (YUYV, UYVY, NV12, MJPEG…) replayed through the frame converter.
+        case replay
     }
 
     /// A stable identifier: the same camera keeps it across reboots and re-plugging where the backend allows.

@@ -32,7 +32,7 @@ final class V4L2Session: CaptureSession {
     private let conversion: FrameConversion
     private let logger: Logger
     private let stallTimeoutNs: UInt64?
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Signalled once when the capture thread has released the device and made its last event.
     private let finished = DispatchSemaphore(value: 0)
 
@@ -47,7 +47,7 @@ final class V4L2Session: CaptureSession {
         self.driver = driver
         self.conversion = conversion
         self.logger = logger
-        self.state = Mutex(
+        self.state = Locked(
             State(
                 granted: GrantedFormat(
                     pixelFormat: configuration.format.pixelFormat, dimensions: configuration.dimensions,

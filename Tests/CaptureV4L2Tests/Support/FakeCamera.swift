@@ -1,5 +1,4 @@
 import CaptureCore
-import Synchronization
 import SystemPackage
 
 @testable import CaptureV4L2
@@ -88,7 +87,7 @@ final class EventRecorder: Sendable {
         var drops: [FrameDropReason] = []
         var ended: [CaptureError?] = []
     }
-    let state = Mutex(Events())
+    let state = Locked(Events())
     /// Frames are kept (holding their pool buffers) only when this is set.
     let keepFrames: Bool
 

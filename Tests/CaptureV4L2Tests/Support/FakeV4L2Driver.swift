@@ -1,6 +1,5 @@
 internal import CV4L2
 import CaptureCore
-import Synchronization
 import SystemPackage
 
 @testable import CaptureV4L2
@@ -91,7 +90,7 @@ final class FakeV4L2Driver: V4L2Driver {
         var intervalQueries: [Dimensions] = []
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(devices: [String: Device] = [:]) {
         state.withLock { $0.devices = devices }
