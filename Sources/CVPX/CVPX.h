@@ -31,5 +31,6 @@ static inline vpx_codec_err_t cvpx_codec_control_int_ptr(vpx_codec_ctx_t *ctx, i
 static const int CVPX_DL_REALTIME = VPX_DL_REALTIME;
 static const long CVPX_EFLAG_FORCE_KF = VPX_EFLAG_FORCE_KF;
 static const unsigned int CVPX_FRAME_IS_KEY = VPX_FRAME_IS_KEY;
+static const unsigned int CVPX_FRAME_IS_DROPPABLE = VPX_FRAME_IS_DROPPABLE;
 
 #endif

@@ -1,5 +1,4 @@
 public import CaptureCore
-import Synchronization
 
 /// Adapts captured frames to a requested output format, as WebRTC's `VideoAdapter` does: crops the centre to the
 /// requested aspect ratio, scales down to fit the requested size, and drops frames to the requested rate.
@@ -61,7 +60,7 @@ public final class VideoAdapter: Sendable {
         var drops: [FrameDropReason: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The filter used for scaling.
     public let filter: ScalingFilter
     /// How many output buffers the pool keeps (frames still held by consumers count).

@@ -36,12 +36,21 @@ final class BinaryFile {
 
     deinit { Glibc.close(fd) }
 
+    /// The buffer a read starts with; it doubles as bytes arrive.
+    static let initialReadBytes = 64 << 10
+
     /// Reads up to `count` bytes, fewer only at the end of the file.
+    ///
+    /// The buffer grows with what the file holds, so a size that a corrupt file declares (an IVF frame header
+    /// claiming 256 MB) costs no more memory than the file's bytes.
     func read(_ count: Int) throws(CaptureError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
+        var bytes = [UInt8](repeating: 0, count: min(count, Self.initialReadBytes))
         var filled = 0
         while filled < count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, count - filled) }
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(count - filled, bytes.count)))
+            }
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw Self.error(.ioFailure, "cannot read", path: path, call: "read", errno: errno)
@@ -49,7 +58,7 @@ final class BinaryFile {
             if n == 0 { break }
             filled += n
         }
-        if filled < count { bytes.removeLast(count - filled) }
+        if filled < bytes.count { bytes.removeLast(bytes.count - filled) }
         return bytes
     }
 

@@ -16,11 +16,14 @@ public struct EncodedFrame: Sendable, Hashable, Codable {
     public var dimensions: Dimensions
     /// The quantizer libvpx used, on its internal 0…127 scale (`VP8E_GET_LAST_QUANTIZER`, WebRTC's `qp`).
     public var qp: Int
+    /// Whether no later frame references this one (libvpx's `VPX_FRAME_IS_DROPPABLE`): a receiver may lose it without
+    /// harm to the following frames. The RTP packetizer maps it to the VP8 payload descriptor's N bit (RFC 7741).
+    public var isDroppable: Bool
 
     /// Creates an encoded frame.
     public init(
         bytes: [UInt8], isKeyFrame: Bool, rtpTimestamp: UInt32, captureTimeNs: UInt64, rotation: VideoRotation,
-        dimensions: Dimensions, qp: Int
+        dimensions: Dimensions, qp: Int, isDroppable: Bool = false
     ) {
         self.bytes = bytes
         self.isKeyFrame = isKeyFrame
@@ -29,6 +32,7 @@ public struct EncodedFrame: Sendable, Hashable, Codable {
         self.rotation = rotation
         self.dimensions = dimensions
         self.qp = qp
+        self.isDroppable = isDroppable
     }
 
     /// The 90 kHz RTP timestamp of a monotonic capture time in nanoseconds (`timestampNs × 9 / 100_000`, wrapping).

@@ -10,7 +10,8 @@ import Logging
 /// 90 kHz RTP timestamp derived from the capture time. libvpx itself sees a pts that advances by one frame duration
 /// (`90000 / fps`) per input frame, as in WebRTC, so its rate control works from the configured frame rate.
 ///
-/// An encoder is not thread-safe: use it from one thread at a time (``VP8EncodingConsumer`` wraps one in a lock).
+/// An encoder is not thread-safe: use it from one thread at a time (``VP8EncodingConsumer`` wraps one in a lock;
+/// CaptureCall's `SendPipeline` owns one on its encoder thread).
 public final class VP8Encoder {
     /// The configuration in force (``setRates(bitrateKbps:fps:)`` updates its bit rate and frame rate).
     public private(set) var configuration: VP8EncoderConfiguration
@@ -105,6 +106,7 @@ public final class VP8Encoder {
 
         var bytes: [UInt8] = []
         var isKeyFrame = false
+        var isDroppable = false
         var iterator: vpx_codec_iter_t? = nil
         while let packet = vpx_codec_get_cx_data(context, &iterator) {
             guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
@@ -112,6 +114,7 @@ public final class VP8Encoder {
             guard let base = coded.buf, coded.sz > 0 else { continue }
             bytes.append(contentsOf: UnsafeRawBufferPointer(start: base, count: Int(coded.sz)))
             if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_KEY) != 0 { isKeyFrame = true }
+            if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_DROPPABLE) != 0 { isDroppable = true }
         }
         guard !bytes.isEmpty else { return nil }
         if isKeyFrame { keyFrameRequested = false }
@@ -124,7 +127,8 @@ public final class VP8Encoder {
         return EncodedFrame(
             bytes: bytes, isKeyFrame: isKeyFrame,
             rtpTimestamp: EncodedFrame.rtpTimestamp(fromNanoseconds: frame.timestampNs),
-            captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp))
+            captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp),
+            isDroppable: isDroppable)
     }
 
     /// WebRTC's maximum frame-drop interval: after ``VP8EncoderConfiguration/maxFrameDropIntervalMs`` without output,

@@ -1,6 +1,6 @@
 public import CaptureCore
+public import CoreMetrics
 import Logging
-import Synchronization
 
 /// A ready-made capturer delegate that encodes every captured frame to VP8 and hands the result to a closure, to
 /// asynchronous streams and/or to an IVF file.
@@ -16,7 +16,10 @@ import Synchronization
 /// ```
 ///
 /// Frames are encoded on the thread that delivers them (the capture thread), one at a time under a lock, so all
-/// members are thread-safe. The closure and the streams receive frames in capture order, outside the lock. The IVF
+/// members are thread-safe. A slow encode therefore holds the camera's buffer and delays the next frame: this type
+/// suits recording and tests. For real-time use (a call), use CaptureCall's `SendPipeline`, which hands the newest
+/// frame to a dedicated encoder thread, adapts resolution to CPU load and takes key-frame and bit-rate requests.
+/// The closure and the streams receive frames in capture order, outside the lock. The IVF
 /// file is created at the first encoded frame, with that frame's size, and completed by ``finish()``.
 public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
     /// What the consumer has done so far.
@@ -53,7 +56,8 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
     /// The time base of the IVF file.
     public let ivfTimebase: IVFTimebase
     private let handler: (@Sendable (EncodedFrame) -> Void)?
-    private let state: Mutex<State>
+    private let state: Locked<State>
+    private let metrics: VP8EncoderMetrics
     private let logger = Logger(label: "CaptureVP8.VP8EncodingConsumer")
 
     /// Creates a consumer.
@@ -63,16 +67,23 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
     ///   - ivfPath: An IVF file to write every encoded frame to, or `nil`.
     ///   - ivfTimebase: The IVF file's time base; `nil` (default) numbers frames at the configured frame rate, as
     ///     vpxenc does, so that every player shows each frame once.
+    ///   - deviceID: The camera's id, the `device` dimension of the consumer's metrics (`camera_vp8_encoder_*`, see
+    ///     ``CaptureMetricsScope``).
+    ///   - metricsFactory: Where those metrics are made (`MetricsSystem.factory`, a no-op until the app bootstraps
+    ///     a backend, by default).
     ///   - onEncodedFrame: Called with every encoded frame, in order, on the capture thread.
     /// - Throws: `CaptureError` `invalidArgument` for a bad configuration.
     public init(
         configuration: VP8EncoderConfiguration = VP8EncoderConfiguration(), ivfPath: String? = nil,
-        ivfTimebase: IVFTimebase? = nil, onEncodedFrame: (@Sendable (EncodedFrame) -> Void)? = nil
+        ivfTimebase: IVFTimebase? = nil, deviceID: String = "unknown",
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        onEncodedFrame: (@Sendable (EncodedFrame) -> Void)? = nil
     ) throws(CaptureError) {
+        self.metrics = VP8EncoderMetrics(deviceID: deviceID, factory: metricsFactory)
         self.ivfPath = ivfPath
         self.ivfTimebase = ivfTimebase ?? .frameIndex(fps: configuration.roundedFramerate)
         self.handler = onEncodedFrame
-        self.state = Mutex(State(encoder: try VP8Encoder(configuration: configuration)))
+        self.state = Locked(State(encoder: try VP8Encoder(configuration: configuration)))
     }
 
     /// Counters so far.
@@ -126,7 +137,10 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
             guard !state.finished else { return nil }
             state.statistics.framesReceived += 1
             do throws(CaptureError) {
-                guard let encoded = try state.encoder.encode(frame) else {
+                let start = MonotonicClock.nowNs()
+                let output = try state.encoder.encode(frame)
+                metrics.frame(durationNs: MonotonicClock.nowNs() &- start, output: output)
+                guard let encoded = output else {
                     state.statistics.framesDroppedByRateControl += 1
                     return nil
                 }
@@ -143,6 +157,7 @@ public final class VP8EncodingConsumer: CameraVideoCapturerDelegate {
                 return (encoded, Array(state.streams.values))
             } catch {
                 state.statistics.failures += 1
+                metrics.failed()
                 if state.lastError == nil {
                     logger.warning("VP8 encoding failed", metadata: ["error": "\(error)"])
                 }

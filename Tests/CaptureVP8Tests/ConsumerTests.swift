@@ -1,7 +1,6 @@
 import CaptureCore
 import CaptureVP8
 import Foundation
-import Synchronization
 import Testing
 
 @Suite("VP8EncodingConsumer")
@@ -13,7 +12,7 @@ struct ConsumerTests {
         let dir = try TestMedia.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let ivf = dir.appendingPathComponent("out.ivf")
-        let received = Mutex<[EncodedFrame]>([])
+        let received = Locked<[EncodedFrame]>([])
         let consumer = try VP8EncodingConsumer(ivfPath: ivf.path) { frame in received.withLock { $0.append(frame) } }
         let stream = consumer.encodedFrames(bufferingNewest: 100)
         for index in 0..<20 {

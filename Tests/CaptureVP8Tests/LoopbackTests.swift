@@ -1,7 +1,6 @@
 import CaptureCore
 import CaptureVP8
 import Foundation
-import Synchronization
 import Testing
 
 /// Camera → CameraVideoCapturer → VP8EncodingConsumer → IVF → our decoder, vpxdec and ffmpeg.
@@ -22,7 +21,7 @@ struct LoopbackTests {
         }
         let consumer: VP8EncodingConsumer
         let limit: Int
-        let recorded = Mutex(Recorded())
+        let recorded = Locked(Recorded())
 
         init(consumer: VP8EncodingConsumer, limit: Int) {
             self.consumer = consumer
@@ -101,7 +100,7 @@ struct LoopbackTests {
         }
 
         // Capture and encode.
-        let encodedFrames = Mutex<[EncodedFrame]>([])
+        let encodedFrames = Locked<[EncodedFrame]>([])
         let consumer = try VP8EncodingConsumer(
             configuration: VP8EncoderConfiguration(targetBitrateKbps: 2000, framerate: 30), ivfPath: ivf.path
         ) { frame in encodedFrames.withLock { $0.append(frame) } }
