@@ -1,0 +1,38 @@
+/// How a ``VP8Packetizer`` builds packets.
+///
+/// The SSRC, the first sequence number and the first picture ID default to fresh random values from the system's
+/// secure generator (`getrandom`), as RFC 3550 §5.1 asks.
+public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
+    /// The smallest whole-packet size the packetizer accepts; smaller values are raised to it.
+    public static let minimumPacketSize = 64
+
+    /// The largest RTP packet, header and extension included (1200 leaves room for IP/UDP/SRTP on common paths).
+    public var maxPacketSize: Int
+    /// The RTP payload type.
+    public var payloadType: UInt8
+    /// The synchronization source.
+    public var ssrc: UInt32
+    /// The sequence number of the first packet.
+    public var initialSequenceNumber: UInt16
+    /// The 15-bit picture ID of the first frame.
+    public var initialPictureID: UInt16
+    /// The RFC 8285 one-byte extension ID (1...14) for the CVO video-orientation extension, or `nil` to not send it.
+    public var videoOrientationExtensionID: UInt8?
+    /// Bytes kept free after each packet in its buffer, so SRTP can append its authentication tag in place.
+    public var trailerCapacity: Int
+
+    /// Creates a configuration.
+    public init(
+        maxPacketSize: Int = 1200, payloadType: UInt8 = 96, ssrc: UInt32 = .random(in: .min ... .max),
+        initialSequenceNumber: UInt16 = .random(in: .min ... .max), initialPictureID: UInt16 = .random(in: 0...0x7FFF),
+        videoOrientationExtensionID: UInt8? = nil, trailerCapacity: Int = 16
+    ) {
+        self.maxPacketSize = maxPacketSize
+        self.payloadType = payloadType
+        self.ssrc = ssrc
+        self.initialSequenceNumber = initialSequenceNumber
+        self.initialPictureID = initialPictureID
+        self.videoOrientationExtensionID = videoOrientationExtensionID
+        self.trailerCapacity = trailerCapacity
+    }
+}

@@ -1,0 +1,150 @@
+public import CaptureCore
+
+/// Splits encoded VP8 frames into RTP packets (RFC 7741), reusing one buffer for every packet.
+///
+/// Each frame gets one RTP timestamp and the next 15-bit picture ID; its first packet has the S bit, every packet
+/// PartID 0, the N bit when the frame is droppable, the last one the marker bit and, when configured, the CVO
+/// video-orientation extension (3GPP TS 26.114; WebRTC also sends it on the last packet). Payload sizes are balanced
+/// the way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extension
+/// included) differ by at most one byte. Nothing is allocated per frame or per packet.
+///
+/// Not thread-safe: use one packetizer from one thread (the encoder's).
+public final class VP8Packetizer {
+    /// The configuration (``RTPPacketizerConfiguration/maxPacketSize`` raised to the minimum if it was smaller).
+    public let configuration: RTPPacketizerConfiguration
+    /// What has been produced so far.
+    public private(set) var statistics = VP8PacketizerStatistics()
+    /// The sequence number the next packet will carry.
+    public private(set) var nextSequenceNumber: UInt16
+    /// The picture ID the next frame will carry.
+    public private(set) var nextPictureID: UInt16
+
+    /// The reused packet buffer.
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// The fixed header plus the 15-bit-picture-ID descriptor: 12 + 4 bytes.
+    private static let baseOverhead = RTPHeader.fixedSize + 4
+    /// The CVO extension block: 4-byte extension header, 1-byte element header, 1 data byte, 2 padding bytes.
+    private static let orientationExtensionSize = 8
+
+    /// Creates a packetizer.
+    public init(configuration: RTPPacketizerConfiguration) {
+        var configuration = configuration
+        configuration.maxPacketSize = max(configuration.maxPacketSize, RTPPacketizerConfiguration.minimumPacketSize)
+        configuration.trailerCapacity = max(configuration.trailerCapacity, 0)
+        if let id = configuration.videoOrientationExtensionID, !(1...14).contains(id) {
+            configuration.videoOrientationExtensionID = nil
+        }
+        self.configuration = configuration
+        nextSequenceNumber = configuration.initialSequenceNumber
+        nextPictureID = configuration.initialPictureID & 0x7FFF
+        buffer = .allocate(
+            byteCount: configuration.maxPacketSize + configuration.trailerCapacity, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    /// Packetizes one encoded frame, calling `emit` for each packet in order. An empty frame emits nothing.
+    ///
+    /// - Parameters:
+    ///   - frame: The encoded VP8 frame.
+    ///   - rtpTimestamp: The frame's 90 kHz RTP timestamp.
+    ///   - isKeyFrame: Whether the frame is a key frame (informational; the receiver reads the bitstream).
+    ///   - isDroppable: Whether no other frame references this one (sets the N bit).
+    ///   - rotation: The frame's rotation, sent in the CVO extension when configured.
+    ///   - emit: Receives each packet; its buffer is valid only during the call. An error stops packetization
+    ///     (the remaining packets' sequence numbers are not used).
+    public func packetize<E: Error>(
+        _ frame: UnsafeRawBufferPointer, rtpTimestamp: UInt32, isKeyFrame: Bool, isDroppable: Bool,
+        rotation: VideoRotation, emit: (inout OutgoingRTPPacket) throws(E) -> Void
+    ) throws(E) {
+        guard frame.count > 0 else { return }
+        let pictureID = nextPictureID
+        nextPictureID = (nextPictureID &+ 1) & 0x7FFF
+        statistics.frames += 1
+        let extensionID = configuration.videoOrientationExtensionID
+        let lastReduction = extensionID == nil ? 0 : Self.orientationExtensionSize
+        let maxPayload = configuration.maxPacketSize - Self.baseOverhead
+        var split = BalancedSplit(
+            payloadLength: frame.count, maxPayload: maxPayload, lastPacketReduction: lastReduction)
+        var offset = 0
+        var isFirst = true
+        while let size = split.next() {
+            let isLast = offset + size == frame.count
+            let orientationID = isLast ? extensionID : nil
+            var length = writeHeader(
+                marker: isLast, timestamp: rtpTimestamp, orientationID: orientationID, rotation: rotation)
+            let descriptor = VP8PayloadDescriptor(
+                isNonReference: isDroppable, isStartOfPartition: isFirst, partitionID: 0, pictureID: pictureID,
+                pictureIDIsLong: true)
+            length += descriptor.write(to: UnsafeMutableRawBufferPointer(rebasing: buffer[length...]))
+            let overhead = length
+            UnsafeMutableRawBufferPointer(rebasing: buffer[length..<length + size])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: frame[offset..<offset + size]))
+            length += size
+            offset += size
+            var packet = OutgoingRTPPacket(
+                buffer: buffer, length: length, sequenceNumber: nextSequenceNumber, rtpTimestamp: rtpTimestamp,
+                isFirstPacketOfFrame: isFirst, isLastPacketOfFrame: isLast)
+            nextSequenceNumber &+= 1
+            statistics.packets += 1
+            statistics.payloadBytes += size
+            statistics.overheadBytes += overhead
+            isFirst = false
+            try emit(&packet)
+        }
+    }
+
+    /// Writes the RTP header (and the CVO extension when `orientationID` is set); returns its size.
+    private func writeHeader(marker: Bool, timestamp: UInt32, orientationID: UInt8?, rotation: VideoRotation) -> Int {
+        buffer[0] = 0x80 | (orientationID == nil ? 0 : 0x10)
+        buffer[1] = (marker ? 0x80 : 0) | (configuration.payloadType & 0x7F)
+        buffer.rtpStore(nextSequenceNumber, at: 2)
+        buffer.rtpStore(timestamp, at: 4)
+        buffer.rtpStore(configuration.ssrc, at: 8)
+        guard let orientationID else { return RTPHeader.fixedSize }
+        buffer.rtpStore(RTPHeaderExtensionForm.oneByteProfile, at: 12)
+        buffer.rtpStore(UInt16(1), at: 14)
+        buffer[16] = orientationID << 4  // length - 1 = 0: one data byte
+        buffer[17] = VideoOrientationExtension.byte(for: rotation)
+        buffer[18] = 0
+        buffer[19] = 0
+        return RTPHeader.fixedSize + Self.orientationExtensionSize
+    }
+}
+
+/// Payload sizes for one frame, balanced like WebRTC's `SplitAboutEqually`: the last packet's reduction (the CVO
+/// extension) is counted as payload so that whole packets come out within one byte of each other.
+struct BalancedSplit {
+    private var remaining: Int
+    private var packetsLeft: Int
+    private var bytesPerPacket: Int
+    private let largerPackets: Int
+    private let lastPacketReduction: Int
+
+    /// Prepares the split of `payloadLength` bytes into packets carrying at most `maxPayload` bytes each, the last
+    /// one at most `maxPayload - lastPacketReduction`.
+    init(payloadLength: Int, maxPayload: Int, lastPacketReduction: Int) {
+        remaining = payloadLength
+        self.lastPacketReduction = lastPacketReduction
+        let total = payloadLength + lastPacketReduction
+        let count = max(1, (total + maxPayload - 1) / maxPayload)
+        packetsLeft = count
+        bytesPerPacket = total / count
+        largerPackets = total % count
+    }
+
+    /// The next packet's payload size, or `nil` when the frame is done.
+    mutating func next() -> Int? {
+        guard remaining > 0 else { return nil }
+        // The last `largerPackets` packets carry one byte more than the others.
+        if packetsLeft == largerPackets { bytesPerPacket += 1 }
+        var size = packetsLeft == 1 ? remaining : min(bytesPerPacket, remaining - 1)
+        size = max(size, 1)
+        remaining -= size
+        packetsLeft -= 1
+        return size
+    }
+}

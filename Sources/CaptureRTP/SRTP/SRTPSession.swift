@@ -1,0 +1,157 @@
+internal import CSRTP
+import CaptureCore
+
+/// libsrtp's one-time global initialization. A Swift global is initialized exactly once, thread-safely, on first use.
+private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
+
+/// One SRTP/SRTCP crypto context (libsrtp2) for one direction of a call.
+///
+/// A `.sender` session protects outgoing RTP and RTCP for any SSRC it sends; a `.receiver` session unprotects
+/// incoming packets from any SSRC. Use one session per direction. Packets are processed in place: protecting appends
+/// the auth tag (up to ``maximumTrailerLength`` bytes), so the caller leaves that room after the packet.
+///
+/// Thread safety: every call takes the session's lock (a `Locked`), so a session may be shared between threads; the intended use
+/// is one thread per session (the lock is then uncontended). Nothing is allocated per packet.
+public final class SRTPSession: Sendable {
+    /// Which direction a session serves.
+    public enum Role: String, Sendable, Hashable, Codable {
+        /// Protects what we send (libsrtp `ssrc_any_outbound`).
+        case sender
+        /// Unprotects what we receive (libsrtp `ssrc_any_inbound`).
+        case receiver
+    }
+
+    /// Counters of what the session did.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Packets (RTP and RTCP) protected.
+        public var protected: UInt64 = 0
+        /// Packets (RTP and RTCP) unprotected successfully.
+        public var unprotected: UInt64 = 0
+        /// Packets rejected because authentication failed.
+        public var authenticationFailures: UInt64 = 0
+        /// Packets rejected as replays (repeated or too old).
+        public var replayRejections: UInt64 = 0
+        /// Packets rejected for any other reason.
+        public var otherFailures: UInt64 = 0
+
+        /// Creates zeroed counters.
+        public init() {}
+    }
+
+    /// The most bytes protecting a packet can append (libsrtp `SRTP_MAX_TRAILER_LEN`).
+    public static let maximumTrailerLength = Int(csrtp_max_trailer_length)
+
+    /// The role this session was created for.
+    public let role: Role
+    /// The protection profile.
+    public let profile: SRTPProfile
+    /// The libsrtp context. `nonisolated(unsafe)` is sound: libsrtp contexts are not thread-safe, and every use of
+    /// this one (protect/unprotect) happens inside `statistics.withLock`, so at most one thread touches it at a time;
+    /// `deinit` frees it when no other reference, hence no other use, can exist.
+    nonisolated(unsafe) private let context: OpaquePointer
+    private let counters: Locked<Statistics>
+
+    /// Creates a session.
+    ///
+    /// - Parameters:
+    ///   - role: sender (protect) or receiver (unprotect).
+    ///   - keyingMaterial: the master key and salt; their lengths must match `profile`.
+    ///   - profile: the crypto suite.
+    ///   - replayProtection: when `false` on a sender, libsrtp lets the same sequence number be protected again
+    ///     (`allow_repeat_tx`, for retransmissions). A receiver always checks replays (libsrtp2 cannot turn it off).
+    public init(
+        role: Role, keyingMaterial: SRTPKeyingMaterial, profile: SRTPProfile = .aesCM128HMACSHA1_80,
+        replayProtection: Bool = true
+    ) throws(SRTPError) {
+        guard keyingMaterial.key.count == profile.keyLength, keyingMaterial.salt.count == profile.saltLength else {
+            throw .invalidKeyLength(
+                expectedKey: profile.keyLength, expectedSalt: profile.saltLength,
+                actualKey: keyingMaterial.key.count, actualSalt: keyingMaterial.salt.count)
+        }
+        guard srtpLibraryStatus == 0 else { throw .libsrtp(call: "srtp_init", status: srtpLibraryStatus) }
+        var policy = srtp_policy_t()
+        switch profile {
+        case .aesCM128HMACSHA1_80:
+            srtp_crypto_policy_set_rtp_default(&policy.rtp)
+            srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
+        case .aeadAES128GCM:
+            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp)
+            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp)
+        }
+        policy.ssrc.type = role == .sender ? ssrc_any_outbound : ssrc_any_inbound
+        policy.window_size = 1024
+        policy.allow_repeat_tx = replayProtection ? 0 : 1
+        var keyBytes = keyingMaterial.key + keyingMaterial.salt
+        var context: OpaquePointer?
+        let status = keyBytes.withUnsafeMutableBufferPointer { key in
+            policy.key = key.baseAddress
+            return srtp_create(&context, &policy)
+        }
+        guard status == srtp_err_status_ok, let context else {
+            throw .libsrtp(call: "srtp_create", status: Int32(bitPattern: status.rawValue))
+        }
+        self.role = role
+        self.profile = profile
+        self.context = context
+        counters = Locked(Statistics())
+    }
+
+    deinit {
+        srtp_dealloc(context)
+    }
+
+    /// A snapshot of the counters.
+    public var statistics: Statistics { counters.withLock { $0 } }
+
+    /// Encrypts and authenticates the RTP packet in `buffer[0..<length]` in place; `length` grows by the trailer.
+    public func protectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: inout Int) throws(SRTPError) {
+        try process(buffer, &length, call: "srtp_protect", protecting: true) { srtp_protect($0, $1, $2) }
+    }
+
+    /// Authenticates and decrypts the SRTP packet in `buffer[0..<length]` in place; `length` shrinks to the RTP packet.
+    public func unprotectRTP(_ buffer: UnsafeMutableRawBufferPointer, length: inout Int) throws(SRTPError) {
+        try process(buffer, &length, call: "srtp_unprotect", protecting: false) { srtp_unprotect($0, $1, $2) }
+    }
+
+    /// Protects the RTCP compound packet in `buffer[0..<length]` in place (SRTCP index and tag appended).
+    public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: inout Int) throws(SRTPError) {
+        try process(buffer, &length, call: "srtp_protect_rtcp", protecting: true) { srtp_protect_rtcp($0, $1, $2) }
+    }
+
+    /// Unprotects the SRTCP packet in `buffer[0..<length]` in place.
+    public func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: inout Int) throws(SRTPError) {
+        try process(buffer, &length, call: "srtp_unprotect_rtcp", protecting: false) {
+            srtp_unprotect_rtcp($0, $1, $2)
+        }
+    }
+
+    private func process(
+        _ buffer: UnsafeMutableRawBufferPointer, _ length: inout Int, call: String, protecting: Bool,
+        _ operation: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> srtp_err_status_t
+    ) throws(SRTPError) {
+        let needed = protecting ? length + Self.maximumTrailerLength : length
+        guard length > 0, needed <= buffer.count, let base = buffer.baseAddress, length <= Int(Int32.max) else {
+            throw .bufferTooSmall(needed: needed, available: buffer.count)
+        }
+        var size = Int32(length)
+        let rawStatus: UInt32 = counters.withLock { counters in
+            let status = operation(context, base, &size)
+            switch status {
+            case srtp_err_status_ok:
+                if protecting { counters.protected += 1 } else { counters.unprotected += 1 }
+            case srtp_err_status_auth_fail: counters.authenticationFailures += 1
+            case srtp_err_status_replay_fail, srtp_err_status_replay_old: counters.replayRejections += 1
+            default: counters.otherFailures += 1
+            }
+            return status.rawValue
+        }
+        let status = srtp_err_status_t(rawValue: rawStatus)
+        switch status {
+        case srtp_err_status_ok: length = Int(size)
+        case srtp_err_status_auth_fail: throw .authenticationFailed
+        case srtp_err_status_replay_fail: throw .replayed
+        case srtp_err_status_replay_old: throw .replayTooOld
+        default: throw .libsrtp(call: call, status: Int32(bitPattern: status.rawValue))
+        }
+    }
+}
