@@ -1,0 +1,49 @@
+public import CaptureCore
+
+/// What a ``SendPipeline`` has done so far.
+public struct SendPipelineStatistics: Sendable, Hashable, Codable {
+    /// Frames the capturer handed to the pipeline (before ``SendPipeline/stop()``).
+    public var framesReceived = 0
+    /// Frames the video adapter dropped (frame-rate adaptation, or its buffer pool exhausted).
+    public var droppedByAdapter = 0
+    /// Frames replaced in the one-slot mailbox by a newer frame before the encoder took them.
+    public var droppedAtEncoderQueue = 0
+    /// Frames libvpx produced output for (each handed to every sink).
+    public var framesEncoded = 0
+    /// Frames libvpx's rate control dropped.
+    public var droppedByRateControl = 0
+    /// Encoded frames that are key frames.
+    public var keyFrames = 0
+    /// Key-frame requests, by reason.
+    public var keyFramesRequested: [KeyFrameRequestReason: Int] = [:]
+    /// Changes of the target bit rate.
+    public var bitrateChanges = 0
+    /// Resolution steps down for CPU overuse.
+    public var resolutionStepsDown = 0
+    /// Resolution steps up after CPU underuse.
+    public var resolutionStepsUp = 0
+    /// The target bit rate in force, in kbit/s.
+    public var currentTargetKbps = 0
+    /// The size of the last encoded frame, if any.
+    public var currentOutputSize: Dimensions?
+    /// Mean time spent encoding a frame, in nanoseconds (including any rotation).
+    public var meanEncodeTimeNs: UInt64 = 0
+    /// Longest time spent encoding a frame, in nanoseconds.
+    public var maxEncodeTimeNs: UInt64 = 0
+    /// Frames that failed to adapt, rotate or encode.
+    public var encodeFailures = 0
+    /// Sum of encode times, for the mean.
+    var totalEncodeTimeNs: UInt64 = 0
+    /// Frames timed (encoded or dropped by rate control).
+    var timedFrames: UInt64 = 0
+
+    /// Creates zeroed statistics.
+    public init() {}
+
+    mutating func addEncodeTime(_ ns: UInt64) {
+        totalEncodeTimeNs &+= ns
+        timedFrames += 1
+        meanEncodeTimeNs = totalEncodeTimeNs / timedFrames
+        maxEncodeTimeNs = max(maxEncodeTimeNs, ns)
+    }
+}

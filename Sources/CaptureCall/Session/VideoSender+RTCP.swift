@@ -1,0 +1,146 @@
+internal import CaptureCore
+internal import CaptureRTP
+internal import CaptureVP8
+internal import Foundation
+internal import Logging
+
+extension VideoSender {
+    /// The RTCP thread: reads the peer's RTCP (with a short timeout, so it also serves as the report timer) and sends
+    /// a sender report when one is due. Holds the sender weakly between packets, so that dropping it ends the loop.
+    static func rtcpLoop(_ weakSender: WeakSender) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+        defer { buffer.deallocate() }
+        guard let first = weakSender.sender else { return }
+        var schedule = RTCPInterval(intervalNs: first.configuration.rtcpIntervalNs, nowNs: MonotonicClock.nowNs())
+        let socket = first.rtcpSocket
+        let stopped = first.rtcpStopped
+        defer { stopped.withLock { $0 = true } }
+        while let sender = weakSender.sender, sender.running.withLock({ $0 }) {
+            let received: (count: Int, source: SocketAddress)?
+            do throws(UDPSocketError) {
+                received = try socket.receive(into: buffer, timeout: .milliseconds(50))
+            } catch {
+                break  // Closed: the sender finished.
+            }
+            if let received { sender.handleRTCP(buffer, length: received.count) }
+            if schedule.isDue(nowNs: MonotonicClock.nowNs()) { sender.sendReport(bye: false) }
+        }
+    }
+
+    /// Parses one RTCP datagram from the peer (after SRTCP unprotection) and acts on it.
+    func handleRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) {
+        var length = length
+        if let srtcpIn {
+            do throws(SRTPError) {
+                try srtcpIn.unprotectRTCP(buffer, length: &length)
+            } catch {
+                state.withLock { $0.statistics.srtcpFailures += 1 }
+                return
+            }
+        }
+        let packets: [RTCPPacket]
+        do throws(RTCPParseError) {
+            packets = try RTCPCompoundPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        } catch {
+            state.withLock { $0.statistics.rtcpMalformed += 1 }
+            logger.debug("malformed RTCP ignored", metadata: ["error": "\(error)"])
+            return
+        }
+        let arrival = NTPTimestamp.now()
+        for packet in packets { handle(packet, arrival: arrival) }
+    }
+
+    private func handle(_ packet: RTCPPacket, arrival: NTPTimestamp) {
+        switch packet {
+        case .receiverReport(let report):
+            handleReportBlocks(report.reportBlocks, arrival: arrival)
+        case .senderReport(let report):
+            handleReportBlocks(report.reportBlocks, arrival: arrival)
+        case .pictureLossIndication(_, let mediaSSRC) where mediaSSRC == ssrc || mediaSSRC == 0:
+            state.withLock {
+                $0.statistics.plisReceived += 1
+                $0.statistics.keyFramesRequested += 1
+            }
+            pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication)
+        case .fullIntraRequest(_, let entries):
+            let isNew = firTracker.withLock { $0.containsNewRequest(in: entries, for: ssrc) }
+            state.withLock {
+                $0.statistics.firsReceived += 1
+                if isNew { $0.statistics.keyFramesRequested += 1 }
+            }
+            if isNew { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .fullIntraRequest) }
+        case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc):
+            let kbps = Int(clamping: remb.bitrate / 1_000)
+            state.withLock {
+                $0.statistics.rembsReceived += 1
+                $0.statistics.lastRequestedBitrateKbps = kbps
+            }
+            _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .receiverEstimate)
+        case .temporaryMaximumBitrateRequest(_, let entries):
+            guard let entry = entries.first(where: { $0.ssrc == ssrc }) else { return }
+            let kbps = Int(clamping: entry.bitrate / 1_000)
+            state.withLock {
+                $0.statistics.tmmbrsReceived += 1
+                $0.statistics.lastRequestedBitrateKbps = kbps
+            }
+            _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .temporaryMaximum)
+        default:
+            break
+        }
+    }
+
+    private func handleReportBlocks(_ blocks: [RTCPReportBlock], arrival: NTPTimestamp) {
+        for block in blocks where block.ssrc == ssrc {
+            let rtt = RoundTripTime.compute(reportBlock: block, receivedAt: arrival)
+            state.withLock {
+                $0.statistics.receiverReports += 1
+                $0.statistics.remoteFractionLost = Double(block.fractionLost) / 256
+                if let rtt {
+                    let (seconds, attoseconds) = rtt.components
+                    $0.statistics.roundTripTimeMs = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+                }
+            }
+        }
+    }
+
+    /// Sends a compound RTCP packet: a sender report (NTP↔RTP mapping, packet and octet counts) and SDES with the
+    /// CNAME, and a BYE when `bye` is set. Protected with SRTCP when SRTP is on.
+    func sendReport(bye: Bool) {
+        let nowNs = MonotonicClock.nowNs()
+        let ntp = NTPClockMapping().ntp(atMonotonicNanoseconds: nowNs)
+        // Frames carry their capture time on the 90 kHz clock, so the RTP time of "now" follows from the same clock.
+        let rtpTimestamp = EncodedFrame.rtpTimestamp(fromNanoseconds: nowNs)
+        let counts = state.withLock { ($0.statistics.packets, $0.statistics.bytes - $0.statistics.overheadBytes) }
+        var packets: [RTCPPacket] = [
+            .senderReport(
+                RTCPSenderReport(
+                    ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp,
+                    packetCount: UInt32(truncatingIfNeeded: counts.0), octetCount: UInt32(truncatingIfNeeded: counts.1))
+            ),
+            .sourceDescription([RTCPSourceDescriptionChunk(ssrc: ssrc, items: [.cname(configuration.cname)])]),
+        ]
+        if bye { packets.append(.goodbye(RTCPBye(ssrcs: [ssrc]))) }
+        var bytes = RTCPCompoundPacket.serialize(packets)
+        let payloadLength = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
+        let sent = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            var length = payloadLength
+            if let srtp {
+                do throws(SRTPError) {
+                    try srtp.protectRTCP(buffer, length: &length)
+                } catch {
+                    return false
+                }
+            }
+            return rtcpSocket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: rtcpRemote)
+        }
+        state.withLock {
+            if sent { $0.statistics.rtcpSent += 1 } else { $0.statistics.sendErrors += 1 }
+        }
+    }
+}
+
+/// A weak reference to a sender, handed to its RTCP thread.
+struct WeakSender: Sendable {
+    weak var sender: VideoSender?
+}

@@ -1,0 +1,44 @@
+/// What a ``VideoSender`` has done so far.
+public struct VideoSenderStatistics: Sendable, Hashable, Codable {
+    /// Encoded frames packetized and sent.
+    public var frames = 0
+    /// RTP packets handed to the socket.
+    public var packets = 0
+    /// Bytes handed to the socket in RTP packets (headers, payload descriptors and SRTP tags included).
+    public var bytes = 0
+    /// The part of ``bytes`` that is not VP8 payload: RTP headers, extensions, payload descriptors, SRTP tags.
+    public var overheadBytes = 0
+    /// Key frames sent.
+    public var keyFramesSent = 0
+    /// Key frames asked of the pipeline (after a PLI or a new FIR).
+    public var keyFramesRequested = 0
+    /// Picture loss indications received.
+    public var plisReceived = 0
+    /// Full intra requests received (repeated FIR sequence numbers included).
+    public var firsReceived = 0
+    /// REMB messages received.
+    public var rembsReceived = 0
+    /// TMMBR messages received.
+    public var tmmbrsReceived = 0
+    /// The last bit rate a REMB or TMMBR asked for, in kbit/s (0 before any).
+    public var lastRequestedBitrateKbps = 0
+    /// Receiver reports (report blocks about our SSRC) received.
+    public var receiverReports = 0
+    /// The last round-trip time computed from a report block, in milliseconds (`nil` before any).
+    public var roundTripTimeMs: Double?
+    /// The fraction of our packets the receiver last reported lost (0…1).
+    public var remoteFractionLost = 0.0
+    /// RTCP compound packets sent (sender reports with SDES).
+    public var rtcpSent = 0
+    /// RTCP packets from the peer that did not parse (counted and ignored).
+    public var rtcpMalformed = 0
+    /// SRTCP packets from the peer that failed authentication or replay checks (counted and ignored).
+    public var srtcpFailures = 0
+    /// Packets the socket refused (ECONNREFUSED after an ICMP port unreachable, ENOBUFS…): counted, never fatal.
+    public var sendErrors = 0
+    /// Glass-to-wire latency: from the frame's capture timestamp to its last packet handed to the socket.
+    public var glassToWire = LatencyRecorder.Summary()
+
+    /// Creates empty statistics.
+    public init() {}
+}
