@@ -66,7 +66,10 @@ extension CapturerProbe {
             var timing: TimingSummary
             /// Intervals between the frames' arrivals at the delegate (what a consumer experiences).
             var arrival: TimingSummary
+            /// Capture timestamp → encoded frame out of libvpx.
             var latencyMs: LatencySummary
+            /// Capture timestamp → arrival at the delegate.
+            var deliveryLatencyMs: LatencySummary
             var bytes: Int
             var bitrateKbps: Double
             var targetBitrateKbps: Int
@@ -75,6 +78,8 @@ extension CapturerProbe {
             var psnrY: Double
             var psnrFrames: Int
             var output: String?
+            /// The process's peak resident set size (VmHWM), in KiB, when /proc tells it.
+            var peakRSSKiB: Int?
         }
 
         mutating func run() async throws {
@@ -91,7 +96,7 @@ extension CapturerProbe {
                 try IVFWriter(path: path, dimensions: selection.dimensions)
             }
             let consumer = EncodingConsumer(
-                encoder: encoder, writer: writer, limit: limit, deadlineNs: deadlineNs,
+                encoder: encoder, decoder: try VP8Decoder(), writer: writer, limit: limit, deadlineNs: deadlineNs,
                 progress: StandardError.isTerminal && !global.json)
             let run: CaptureRun
             do {
@@ -119,28 +124,10 @@ extension CapturerProbe {
             let record = try consumer.finish()
             if let stopError { throw stopError }
 
-            // Decode the stream back (from the file when one was written) and compare with the captured frames.
-            let stream: [[UInt8]] =
-                try output.map { try IVFReader(path: $0).readAll().map(\.bytes) }
-                ?? record.encodedBytes
-            let decoder = try VP8Decoder()
-            var error = PictureError()
-            var compared = 0
-            var decodedCount = 0
-            for (index, bytes) in stream.enumerated() {
-                guard let picture = try decoder.decode(bytes) else { continue }
-                decodedCount += 1
-                guard index < record.copies.count,
-                    let frameError = PictureError(I420Picture(copying: picture), record.copies[index])
-                else { continue }
-                error = error + frameError
-                compared += 1
-            }
-
             let statistics = run.capturer.statistics
-            let timing = TimingSummary(timestampsNs: record.timestamps)
-            let totalBytes = record.encoded.map(\.byteCount).reduce(0, +)
-            let streamSeconds = Double(record.encoded.count) / max(1, granted.fps)
+            let timing = TimingSummary(record.timing)
+            let totalBytes = record.bytes
+            let streamSeconds = Double(record.framesEncoded) / max(1, granted.fps)
             let result = Output(
                 device: DeviceSummary(resolved.device), pixelFormat: granted.pixelFormat.fourCC,
                 width: granted.dimensions.width, height: granted.dimensions.height,
@@ -149,14 +136,22 @@ extension CapturerProbe {
                 rotation: record.rotations.sorted().last ?? run.capturer.rotation.degrees,
                 framesCaptured: statistics.framesCaptured, framesDelivered: statistics.framesDelivered,
                 framesDropped: statistics.framesDropped,
-                framesEncoded: record.encoded.count, framesDroppedByEncoder: record.droppedByEncoder,
-                keyFrames: record.encoded.filter(\.isKeyFrame).count, fps: timing.fps,
-                jitterMs: timing.jitterMs, timing: timing, arrival: TimingSummary(timestampsNs: record.arrivals),
-                latencyMs: LatencySummary(samplesMs: record.latenciesMs), bytes: totalBytes,
+                framesEncoded: record.framesEncoded, framesDroppedByEncoder: record.droppedByEncoder,
+                keyFrames: record.keyFrames, fps: timing.fps,
+                jitterMs: timing.jitterMs, timing: timing, arrival: TimingSummary(record.arrivals),
+                latencyMs: LatencySummary(record.encodeLatency),
+                deliveryLatencyMs: LatencySummary(record.deliveryLatency), bytes: totalBytes,
                 bitrateKbps: streamSeconds > 0 ? (Double(totalBytes) * 8 / 1000 / streamSeconds).rounded(places: 1) : 0,
-                targetBitrateKbps: bitrate, framesDecoded: decodedCount, psnr: error.psnr.rounded(places: 2),
-                psnrY: error.lumaPSNR.rounded(places: 2), psnrFrames: compared, output: output)
+                targetBitrateKbps: bitrate, framesDecoded: record.framesDecoded,
+                psnr: record.pictureError.psnr.rounded(places: 2),
+                psnrY: record.pictureError.lumaPSNR.rounded(places: 2), psnrFrames: record.framesCompared,
+                output: output, peakRSSKiB: ProcessMemory.peakResidentKiB())
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
+        }
+
+        static func text(_ l: LatencySummary) -> String {
+            func ms(_ value: Double) -> String { String(value.rounded(places: 2)) }
+            return "p50 \(ms(l.p50)) ms, p90 \(ms(l.p90)), p99 \(ms(l.p99)), p99.9 \(ms(l.p999)), max \(ms(l.max))"
         }
 
         static func text(_ r: Output) -> String {
@@ -173,10 +168,12 @@ extension CapturerProbe {
                 rotation:    \(r.rotation)° (orientation \(r.orientation), position \(r.device.position))
                 VP8:         \(r.framesEncoded) frames encoded (\(r.keyFrames) key), \(r.framesDroppedByEncoder) \
                 dropped by rate control, \(r.bytes) bytes, \(r.bitrateKbps) kbit/s (target \(r.targetBitrateKbps))
-                latency:     capture to encoded p50 \(ms(r.latencyMs.p50)) ms, p99 \(ms(r.latencyMs.p99)) ms
+                latency:     capture to delegate \(Self.text(r.deliveryLatencyMs))
+                             capture to encoded  \(Self.text(r.latencyMs))
                 loopback:    \(r.framesDecoded) frames decoded, PSNR \(r.psnr) dB (Y \(r.psnrY) dB) over \
                 \(r.psnrFrames) frames
-                """ + (r.output.map { "\noutput:      \($0)" } ?? "")
+                """ + (r.peakRSSKiB.map { "\nmemory:      peak RSS \($0 / 1024) MiB" } ?? "")
+                    + (r.output.map { "\noutput:      \($0)" } ?? "")
         }
     }
 }

@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// Frame timing figures of a capture run.
 struct TimingSummary: Codable, Hashable {
     /// Frames per second measured from the first to the last frame's capture time.
@@ -9,18 +11,18 @@ struct TimingSummary: Codable, Hashable {
     var minIntervalMs: Double
     var maxIntervalMs: Double
 
-    /// The figures for frames captured at `timestampsNs` (in order). Fewer than two frames give zeros.
-    init(timestampsNs: [UInt64]) {
-        let intervals = zip(timestampsNs.dropFirst(), timestampsNs).map { Double($0 &- $1) / 1e6 }
-        guard let first = timestampsNs.first, let last = timestampsNs.last, !intervals.isEmpty, last > first else {
+    /// The figures of the intervals gathered in `intervals`. Fewer than two frames give zeros.
+    init(_ intervals: IntervalAccumulator) {
+        guard intervals.count > 0, intervals.spanNs > 0 else {
             self.init(fps: 0, meanIntervalMs: 0, jitterMs: 0, minIntervalMs: 0, maxIntervalMs: 0)
             return
         }
-        let mean = intervals.reduce(0, +) / Double(intervals.count)
-        let variance = intervals.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(intervals.count)
+        let count = Double(intervals.count)
+        let mean = intervals.sumMs / count
+        let variance = max(0, intervals.sumSquaresMs / count - mean * mean)
         self.init(
-            fps: Double(intervals.count) / (Double(last - first) / 1e9), meanIntervalMs: mean,
-            jitterMs: variance.squareRoot(), minIntervalMs: intervals.min() ?? 0, maxIntervalMs: intervals.max() ?? 0)
+            fps: count / (Double(intervals.spanNs) / 1e9), meanIntervalMs: mean, jitterMs: variance.squareRoot(),
+            minIntervalMs: intervals.minMs, maxIntervalMs: intervals.maxMs)
     }
 
     init(fps: Double, meanIntervalMs: Double, jitterMs: Double, minIntervalMs: Double, maxIntervalMs: Double) {
@@ -32,23 +34,54 @@ struct TimingSummary: Codable, Hashable {
     }
 }
 
-/// Percentiles of a set of durations, in milliseconds.
-struct LatencySummary: Codable, Hashable {
-    var p50: Double
-    var p99: Double
-    var max: Double
+/// Running sums of the intervals between successive timestamps, so that timing figures need no per-frame storage.
+struct IntervalAccumulator {
+    private var first: UInt64?
+    private var last: UInt64?
+    /// Intervals seen (one less than the timestamps).
+    private(set) var count = 0
+    private(set) var sumMs = 0.0
+    private(set) var sumSquaresMs = 0.0
+    private(set) var minMs = Double.infinity
+    private(set) var maxMs = 0.0
 
-    /// Nearest-rank percentiles of `samplesMs`.
-    init(samplesMs: [Double]) {
-        let sorted = samplesMs.sorted()
-        func rank(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let index = Int((p * Double(sorted.count)).rounded(.up)) - 1
-            return sorted[Swift.min(Swift.max(index, 0), sorted.count - 1)]
+    /// From the first to the last timestamp, in nanoseconds.
+    var spanNs: UInt64 { (last ?? 0) &- (first ?? 0) }
+
+    /// Adds the next timestamp, in nanoseconds.
+    mutating func add(_ timestampNs: UInt64) {
+        if first == nil { first = timestampNs }
+        if let last {
+            let interval = Double(timestampNs &- last) / 1e6
+            count += 1
+            sumMs += interval
+            sumSquaresMs += interval * interval
+            minMs = min(minMs, interval)
+            maxMs = max(maxMs, interval)
         }
-        p50 = rank(0.5).rounded(places: 3)
-        p99 = rank(0.99).rounded(places: 3)
-        max = (sorted.last ?? 0).rounded(places: 3)
+        last = timestampNs
+    }
+}
+
+/// Percentiles of a set of durations, in milliseconds, from an HDR histogram (``LatencyHistogram``).
+struct LatencySummary: Codable, Hashable {
+    var count: Int
+    var p50: Double
+    var p90: Double
+    var p99: Double
+    var p999: Double
+    var max: Double
+    var mean: Double
+
+    init(_ histogram: LatencyHistogram) {
+        let distribution = histogram.distribution
+        count = distribution.count
+        p50 = distribution.p50Ms.rounded(places: 3)
+        p90 = distribution.p90Ms.rounded(places: 3)
+        p99 = distribution.p99Ms.rounded(places: 3)
+        p999 = distribution.p999Ms.rounded(places: 3)
+        max = distribution.maxMs.rounded(places: 3)
+        mean = distribution.meanMs.rounded(places: 3)
     }
 }
 

@@ -29,17 +29,28 @@ struct CapturerProbe: AsyncParsableCommand {
             \(ExitStatus.table)
             """,
         version: "1.0.0",
-        subcommands: [List.self, Formats.self, Select.self, Capture.self, Snapshot.self],
+        subcommands: [List.self, Formats.self, Select.self, Capture.self, Snapshot.self, Send.self, Receive.self],
         defaultSubcommand: List.self)
 
     /// Parses the arguments, bootstraps logging, runs the command and turns every failure into one line on standard
     /// error and a distinct exit status (see ``ExitStatus``).
+    ///
+    /// The process exits only here, after ``runReportingFailures()`` has returned: by then the parsed command, its
+    /// error and every other allocation of the run have been released. Calling `exit` from inside the run (as
+    /// `exit(withError:)` does) would leave them referenced only from the suspended async frames, which
+    /// LeakSanitizer reports as leaks and answers with its own exit status.
     nonisolated static func main() async {
+        let status = await runReportingFailures()
+        Glibc.exit(status.rawValue)
+    }
+
+    /// Runs the command line and returns the exit status; writes help, version and error text itself.
+    private static func runReportingFailures() async -> ExitStatus {
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()
         } catch {
-            exitForParsingError(error)
+            return reportParsingError(error)
         }
         if let probe = command as? any ProbeCommand {
             bootstrapLogging(verbose: probe.global.verbose)
@@ -51,32 +62,37 @@ struct CapturerProbe: AsyncParsableCommand {
                 var syncCommand = command
                 try syncCommand.run()
             }
+            return .success
         } catch let error as CaptureError {
-            fail(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error.code))
+            return report(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error.code))
         } catch let error as ProbeFailure {
-            fail(error.status, error.message, hint: error.hint)
+            return report(error.status, error.message, hint: error.hint)
         } catch {
-            exitForParsingError(error)
+            return reportParsingError(error)
         }
     }
 
-    /// Help and version requests print as usual; argument errors print one line (not the usage block).
-    private static func exitForParsingError(_ error: any Error) -> Never {
+    /// Help and version requests print as usual (on standard output); argument errors print one line (not the usage
+    /// block). Returns the exit status.
+    private static func reportParsingError(_ error: any Error) -> ExitStatus {
         let code = exitCode(for: error)
-        if code == .success { exit(withError: error) }
+        if code == .success {
+            print(fullMessage(for: error))
+            return .success
+        }
         let message = CapturerProbe.message(for: error)
             .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }.joined(separator: "; ")
         let status = code == .validationFailure ? ExitStatus.usage : ExitStatus(rawValue: code.rawValue)
-        fail(status, message, hint: "see 'capturer-probe help'")
+        return report(status, message, hint: "see 'capturer-probe help'")
     }
 
-    /// Writes `capturer-probe: error: <message> (<hint>)` to standard error and exits with `status`.
-    static func fail(_ status: ExitStatus, _ message: String, hint: String?) -> Never {
+    /// Writes `capturer-probe: error: <message> (<hint>)` to standard error and returns `status`.
+    static func report(_ status: ExitStatus, _ message: String, hint: String?) -> ExitStatus {
         var line = "capturer-probe: error: \(message)"
         if let hint, !hint.isEmpty { line += " — \(hint)" }
         StandardError.write(line.replacingNewlines() + "\n")
-        Glibc.exit(status.rawValue)
+        return status
     }
 
     /// The only logging bootstrap of the package: standard error, `warning` by default, `debug` with `--verbose`.

@@ -46,6 +46,11 @@ enum DeviceResolver {
                 device: SyntheticCamera.device(position: parsed), provider: .synthetic(position: parsed))
         }
         if spec.hasPrefix("y4m:") { return try y4m(String(spec.dropFirst(4))) }
+        if spec.hasPrefix("replay:") {
+            // replay:FILE:FORMAT:WxH[@FPS]: a raw-frame file carries no header, so its format and size are spelled out.
+            let source = try ReplaySource(parsing: String(spec.dropFirst("replay:".count)))
+            return ResolvedDevice(device: try ReplayCamera.device(source), provider: try .replay(source, loop: true))
+        }
         if spec.hasPrefix("/") || spec.hasPrefix(".") || FileManager.default.fileExists(atPath: spec) {
             return try path(spec)
         }

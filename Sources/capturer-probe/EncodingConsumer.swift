@@ -1,42 +1,47 @@
 import CaptureCore
 import CaptureVP8
-import Synchronization
 
 /// The `capture` command's delegate: on the capture thread it encodes each frame to VP8 as it arrives (so an unpaced
-/// source runs as fast as encoding allows), writes it to the IVF file, keeps a copy of the frame for the loopback
-/// PSNR, and signals when enough frames were taken or capture stopped.
+/// source runs as fast as encoding allows), writes it to the IVF file, decodes it back and scores it against the
+/// captured frame (loopback PSNR), and signals when enough frames were taken or capture stopped.
+///
+/// Nothing grows with the length of the capture: timing, latency and quality are accumulated as they go (latency in
+/// HDR histograms), and neither frames nor encoded bytes are kept.
 final class EncodingConsumer: CameraVideoCapturerDelegate {
     /// What the consumer gathered.
     struct Record {
-        var timestamps: [UInt64] = []
-        /// When each frame reached the delegate (monotonic clock).
-        var arrivals: [UInt64] = []
-        var latenciesMs: [Double] = []
-        /// Sizes and key-frame flags of the encoded frames.
-        var encoded: [(byteCount: Int, isKeyFrame: Bool)] = []
-        /// The encoded bytes, kept only when no file is written.
-        var encodedBytes: [[UInt8]] = []
-        /// Copies of the frames that were encoded, in order (up to ``copyBudget`` bytes).
-        var copies: [I420Picture] = []
+        var frames = 0
+        /// Intervals between the frames' capture timestamps.
+        var timing = IntervalAccumulator()
+        /// Intervals between the frames' arrivals at the delegate (monotonic clock).
+        var arrivals = IntervalAccumulator()
+        /// Capture timestamp → arrival at the delegate.
+        var deliveryLatency = LatencyHistogram()
+        /// Capture timestamp → encoded frame out of libvpx.
+        var encodeLatency = LatencyHistogram()
+        var framesEncoded = 0
+        var keyFrames = 0
+        var bytes = 0
+        var framesDecoded = 0
+        /// Error between the captured and the decoded frames.
+        var pictureError = PictureError()
+        var framesCompared = 0
         var rotations: Set<Int> = []
         var droppedByEncoder = 0
         var error: CaptureError?
     }
 
     private struct State {
-        // VP8Encoder and IVFWriter are used only under this lock, from the capture thread, then handed back to the
-        // caller after capture stopped.
+        // VP8Encoder, VP8Decoder and IVFWriter are used only under this lock, from the capture thread, then handed
+        // back to the caller after capture stopped.
         var encoder: VP8Encoder
+        var decoder: VP8Decoder
         var writer: IVFWriter?
         var record = Record()
-        var copiedBytes = 0
         var done = false
     }
 
-    /// The largest total size of frame copies kept for the PSNR comparison.
-    static let copyBudget = 384 << 20
-
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let limit: Int
     private let deadlineNs: UInt64?
     private let progress: Bool
@@ -44,8 +49,11 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     /// Yields once when the frame count or time limit is reached, or capture stopped.
     let completion: AsyncStream<Void>
 
-    init(encoder: sending VP8Encoder, writer: sending IVFWriter?, limit: Int, deadlineNs: UInt64?, progress: Bool) {
-        state = Mutex(State(encoder: encoder, writer: writer))
+    init(
+        encoder: sending VP8Encoder, decoder: sending VP8Decoder, writer: sending IVFWriter?, limit: Int,
+        deadlineNs: UInt64?, progress: Bool
+    ) {
+        state = Locked(State(encoder: encoder, decoder: decoder, writer: writer))
         self.limit = limit
         self.deadlineNs = deadlineNs
         self.progress = progress
@@ -56,35 +64,43 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         let arrival = MonotonicClock.nowNs()
         let (count, encodedCount, reachedEnd) = state.withLock { state -> (Int, Int, Bool) in
             guard !state.done else { return (0, 0, false) }
-            state.record.timestamps.append(frame.timestampNs)
-            state.record.arrivals.append(arrival)
+            state.record.frames += 1
+            state.record.timing.add(frame.timestampNs)
+            state.record.arrivals.add(arrival)
+            state.record.deliveryLatency.record(nanoseconds: arrival &- frame.timestampNs)
             state.record.rotations.insert(frame.rotation.degrees)
             do throws(CaptureError) {
-                if let result = try state.encoder.encode(frame) {
-                    state.record.latenciesMs.append(Double(MonotonicClock.nowNs() &- frame.timestampNs) / 1e6)
-                    try state.writer?.write(result)
-                    if state.writer == nil { state.record.encodedBytes.append(result.bytes) }
-                    state.record.encoded.append((result.bytes.count, result.isKeyFrame))
-                    if state.copiedBytes < Self.copyBudget {
-                        let copy = I420Picture(copying: frame.buffer)
-                        state.copiedBytes += copy.byteCount
-                        state.record.copies.append(copy)
-                    }
-                } else {
-                    state.record.droppedByEncoder += 1
-                }
+                try Self.encode(frame, into: &state)
             } catch {
                 state.record.error = error
                 state.done = true
-                return (state.record.timestamps.count, state.record.encoded.count, true)
+                return (state.record.frames, state.record.framesEncoded, true)
             }
-            let count = state.record.timestamps.count
             let timeUp = deadlineNs.map { MonotonicClock.nowNs() >= $0 } ?? false
-            state.done = count >= limit || timeUp
-            return (count, state.record.encoded.count, state.done)
+            state.done = state.record.frames >= limit || timeUp
+            return (state.record.frames, state.record.framesEncoded, state.done)
         }
         if progress, count > 0 { StandardError.write("\rcapturing: \(count) frames, \(encodedCount) encoded") }
         if reachedEnd { finished.yield() }
+    }
+
+    /// Encodes `frame`, writes it, decodes it back and scores it.
+    private static func encode(_ frame: VideoFrame, into state: inout State) throws(CaptureError) {
+        guard let result = try state.encoder.encode(frame) else {
+            state.record.droppedByEncoder += 1
+            return
+        }
+        state.record.encodeLatency.record(nanoseconds: MonotonicClock.nowNs() &- frame.timestampNs)
+        try state.writer?.write(result)
+        state.record.framesEncoded += 1
+        state.record.bytes += result.bytes.count
+        if result.isKeyFrame { state.record.keyFrames += 1 }
+        guard let picture = try state.decoder.decode(result.bytes) else { return }
+        state.record.framesDecoded += 1
+        if let error = PictureError(I420Picture(copying: picture), I420Picture(copying: frame.buffer)) {
+            state.record.pictureError = state.record.pictureError + error
+            state.record.framesCompared += 1
+        }
     }
 
     func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?) {
@@ -96,7 +112,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     func finish() throws(CaptureError) -> Record {
         return try state.withLock { state throws(CaptureError) -> Record in
             state.done = true
-            if progress, !state.record.timestamps.isEmpty { StandardError.write("\n") }
+            if progress, state.record.frames > 0 { StandardError.write("\n") }
             if let error = state.record.error { throw error }
             try state.writer?.close()
             return state.record

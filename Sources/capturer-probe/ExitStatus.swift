@@ -25,6 +25,14 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
     static let captureFailed = ExitStatus(rawValue: 9)
     /// The device offers no format the capturer can use.
     static let noUsableFormat = ExitStatus(rawValue: 10)
+    /// A malformed or unreachable network address (`send --to`).
+    static let badAddress = ExitStatus(rawValue: 11)
+    /// The UDP port is in use by another socket (`receive --port`).
+    static let portInUse = ExitStatus(rawValue: 12)
+    /// A malformed session description (SDP) file.
+    static let malformedSessionDescription = ExitStatus(rawValue: 13)
+    /// SRTP: a malformed key, or every packet failed authentication (the wrong key).
+    static let srtpKeyRejected = ExitStatus(rawValue: 14)
 
     /// The status for a ``CaptureError`` code.
     init(_ code: CaptureError.Code) {
@@ -69,6 +77,10 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
           8  output file not writable (checked before capturing)
           9  capture, encoding or decoding failed
          10  no usable format on the device
+         11  bad network address (malformed or unreachable HOST:PORT)
+         12  UDP port in use
+         13  malformed session description (SDP) file
+         14  SRTP key rejected (malformed, or packets failed authentication: the wrong key)
          64  usage error (bad or missing argument, e.g. --target 0x0)
         """
 }

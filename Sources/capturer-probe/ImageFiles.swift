@@ -1,5 +1,6 @@
 import CaptureCore
 import Foundation
+internal import CZlib
 
 /// The still-image formats `snapshot` writes, chosen by the output file's extension.
 enum ImageFileFormat: String, CaseIterable {
@@ -12,10 +13,10 @@ enum ImageFileFormat: String, CaseIterable {
     }
 
     /// The file's bytes for `image`; `fps` goes into the Y4M header.
-    func encode(_ image: I420Picture, fps: Double) -> [UInt8] {
+    func encode(_ image: I420Picture, fps: Double) throws(CaptureError) -> [UInt8] {
         switch self {
         case .ppm: PPM.encode(image)
-        case .png: PNG.encode(image)
+        case .png: try PNG.encode(image)
         case .y4m: Y4M.encode(image, fps: fps)
         }
     }
@@ -37,76 +38,72 @@ enum Y4M {
     }
 }
 
-/// A minimal PNG encoder: 8-bit RGB, no filtering, zlib stream of stored (uncompressed) deflate blocks.
+/// PNG (8-bit RGB) through zlib: each row filtered with PNG's "Up" filter (whichever of None or Up is smaller by the
+/// usual minimum-sum-of-absolute-differences heuristic), the image data deflated by zlib at its default level, and
+/// every chunk's CRC computed by zlib's `crc32`.
 enum PNG {
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    static func encode(_ image: I420Picture) -> [UInt8] {
+    /// Throws `ioFailure` only if zlib fails (out of memory).
+    static func encode(_ image: I420Picture) throws(CaptureError) -> [UInt8] {
         let rgb = image.rgb()
         let rowBytes = image.width * 3
         var raw: [UInt8] = []
         raw.reserveCapacity((rowBytes + 1) * image.height)
         for row in 0..<image.height {
-            raw.append(0)  // filter type None
-            raw += rgb[row * rowBytes..<(row + 1) * rowBytes]
+            let current = rgb[row * rowBytes..<(row + 1) * rowBytes]
+            guard row > 0 else {
+                raw.append(0)  // filter type None
+                raw += current
+                continue
+            }
+            let previous = rgb[(row - 1) * rowBytes..<row * rowBytes]
+            let up = zip(current, previous).map { $0 &- $1 }
+            if cost(up) < cost(current) {
+                raw.append(2)  // filter type Up
+                raw += up
+            } else {
+                raw.append(0)
+                raw += current
+            }
         }
         var header: [UInt8] = []
         header += bigEndian(UInt32(image.width))
         header += bigEndian(UInt32(image.height))
         header += [8, 2, 0, 0, 0]  // bit depth 8, colour type RGB, deflate, filter 0, no interlace
-        return signature + chunk("IHDR", header) + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
+        return signature + chunk("IHDR", header) + chunk("IDAT", try deflate(raw)) + chunk("IEND", [])
     }
 
-    /// A zlib stream (RFC 1950) holding `data` in stored deflate blocks (RFC 1951 §3.2.4).
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x78, 0x01]
-        var offset = 0
-        repeat {
-            let count = min(65_535, data.count - offset)
-            let final: UInt8 = offset + count == data.count ? 1 : 0
-            out.append(final)
-            out += [UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
-            out += data[offset..<offset + count]
-            offset += count
-        } while offset < data.count
-        return out + bigEndian(adler32(data))
+    /// The sum of the bytes taken as signed values: libpng's heuristic for choosing a row filter.
+    private static func cost<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Int {
+        bytes.reduce(0) { $0 + Int(Int8(bitPattern: $1).magnitude) }
+    }
+
+    /// A zlib stream (RFC 1950) of `data`, compressed by zlib's `compress2` at its default level.
+    static func deflate(_ data: [UInt8]) throws(CaptureError) -> [UInt8] {
+        var capacity = compressBound(uLong(data.count))
+        var out = [UInt8](repeating: 0, count: Int(capacity))
+        let status = out.withUnsafeMutableBufferPointer { destination in
+            data.withUnsafeBufferPointer { source in
+                compress2(
+                    destination.baseAddress, &capacity, source.baseAddress, uLong(source.count),
+                    Z_DEFAULT_COMPRESSION)
+            }
+        }
+        guard status == Z_OK else {
+            throw CaptureError(.ioFailure, "zlib could not compress the PNG image data", call: "compress2 (\(status))")
+        }
+        out.removeSubrange(Int(capacity)...)
+        return out
     }
 
     static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let typeBytes = Array(type.utf8)
-        return bigEndian(UInt32(data.count)) + typeBytes + data + bigEndian(crc32(typeBytes + data))
+        let body = Array(type.utf8) + data
+        let crc = body.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
+        return bigEndian(UInt32(data.count)) + body + bigEndian(crc)
     }
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-    }
-
-    static func adler32(_ data: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
-        var index = 0
-        while index < data.count {
-            // 5552 bytes is the most that can be summed before the 32-bit sums must be reduced.
-            let end = min(index + 5552, data.count)
-            while index < end {
-                a += UInt32(data[index])
-                b += a
-                index += 1
-            }
-            a %= 65_521
-            b %= 65_521
-        }
-        return b << 16 | a
-    }
-
-    static let crcTable: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in data { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
     }
 }

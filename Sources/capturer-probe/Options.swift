@@ -16,7 +16,8 @@ struct DeviceOptions: ParsableArguments {
     @Option(
         name: [.customShort("d"), .long],
         help: ArgumentHelp(
-            "A V4L2 node (/dev/video0), an id from 'list', 'synthetic[:front|back|external]' or a .y4m file.",
+            "A V4L2 node (/dev/video0), an id from 'list', 'synthetic[:front|back|external]', a .y4m file or "
+                + "'replay:FILE:FORMAT:WxH[@FPS]' (raw YUYV/UYVY/NV12 frames or concatenated MJPEG).",
             valueName: "device"))
     var device: String?
 

@@ -57,7 +57,7 @@ extension CapturerProbe {
                 throw CaptureError(
                     .streamStalled, "the capture ended before a frame arrived", device: resolved.device.id)
             }
-            let bytes = format.encode(kept.image, fps: run.configuration.granted.fps)
+            let bytes = try format.encode(kept.image, fps: run.configuration.granted.fps)
             try OutputFile.write(bytes, to: output)
             let granted = run.configuration.granted
             let result = Output(

@@ -26,8 +26,13 @@ struct CaptureCommandTests {
         #expect(json["width"] as? Int == 320)
         #expect(json["keyFrames"] as? Int ?? 0 >= 1)
         #expect(try #require(json["bitrateKbps"] as? Double) > 0)
-        let latency = try #require(json["latencyMs"] as? [String: Any])
-        #expect(latency["p50"] is Double && latency["p99"] is Double)
+        for field in ["latencyMs", "deliveryLatencyMs"] {
+            let latency = try #require(json[field] as? [String: Any])
+            let values = ["p50", "p90", "p99", "p999", "max"].compactMap { latency[$0] as? Double }
+            #expect(values.count == 5 && values == values.sorted(), "\(field): \(latency)")
+            #expect(latency["count"] as? Int == (field == "latencyMs" ? encoded : 12), "\(field): \(latency)")
+        }
+        #expect(try #require(json["peakRSSKiB"] as? Int) > 0)
         #expect(json["jitterMs"] is Double)
     }
 
