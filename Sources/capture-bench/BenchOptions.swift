@@ -51,6 +51,10 @@ struct BenchOptions {
                    capture-bench convert --input FILE --format YUYV|MJPG --size WxH [--output nv12|i420] [--frames N]
                                      [--runs R]
                    capture-bench capture --size WxH [--layout nv12|i420] [--frames N] [--warmup W] [--copy yes] [--device /dev/videoN] [--format FOURCC]
+                   capture-bench pipeline --size WxH [--input FILE --format YUYV|MJPG] [--frames N] [--kbps K] [--fps F]
+                                     [--streams N] [--warmup W] [--ivf out.ivf]
+                   capture-bench send --size WxH [--frames N] [--warmup W] [--kbps K] [--srtp yes] [--paced yes]
+                                     [--scope all|sender]
 
             """)
     }

@@ -70,7 +70,7 @@ private final class CountingDelegate: CameraVideoCapturerDelegate {
     private let copy: Bool
     private let copied = Atomic<Int>(0)
     private let count = Atomic<Int>(0)
-    let window = Mutex<(startNs: UInt64, endNs: UInt64)>((0, 0))
+    let window = Locked<(startNs: UInt64, endNs: UInt64)>((0, 0))
     private let done: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 

@@ -5,6 +5,10 @@
 //   capture-bench convert --input frames.yuyv|frames.mjpeg --format YUYV|MJPG --size 1280x720 [--output nv12|i420]
 //                     [--frames 150] [--runs 3]
 //   capture-bench capture --size 640x480 [--layout nv12|i420] [--frames 1000] [--warmup 100] [--copy yes] [--device /dev/videoN] [--format FOURCC]
+//   capture-bench pipeline --size WxH [--input FILE --format YUYV|MJPG|…] [--frames 150] [--kbps 1500] [--fps 30]
+//                     [--streams N] [--warmup 10] [--ivf out.ivf]
+//   capture-bench send --size 640x480 [--frames 1000] [--warmup 100] [--kbps 1000] [--srtp yes] [--paced yes]
+//                     [--scope all|sender]
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -23,6 +27,8 @@ do {
     case "vp8": try VP8Bench(options).run()
     case "convert": try ConversionBench(options).run()
     case "capture": try await CaptureBench(options).run()
+    case "pipeline": try await PipelineBench(options).run()
+    case "send": try await SendBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)
