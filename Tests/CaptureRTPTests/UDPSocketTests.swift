@@ -96,6 +96,34 @@ struct UDPSocketTests {
         #expect(sender.statistics.lastSendErrno == ECONNREFUSED)
     }
 
+    @Test("an unconnected socket also counts sends to a closed port (IP_RECVERR), and a receiver is not woken forever")
+    func connectionRefusedUnconnected() throws {
+        let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+        let closedPort = probe.localAddress
+        probe.close()
+        let sender = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+        defer { sender.close() }
+        let datagram: [UInt8] = [1, 2, 3]
+        var refused = 0
+        for _ in 0..<6 {
+            if !datagram.withUnsafeBytes({ sender.send($0, to: closedPort) }) { refused += 1 }
+            usleep(20_000)
+        }
+        #expect(refused >= 1, "no send to a closed port was refused")
+        #expect(sender.statistics.connectionRefused == refused)
+        // The queued ICMP reports are drained by a receive, which then times out instead of spinning on POLLERR.
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let started = ContinuousClock.now
+        let received = try buffer.withUnsafeMutableBytes { try sender.receive(into: $0, timeout: .milliseconds(200)) }
+        #expect(received == nil)
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+        #expect(sender.statistics.icmpErrors >= 1)
+        // And the socket still sends to a port that listens.
+        let listener = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+        defer { listener.close() }
+        #expect(datagram.withUnsafeBytes { sender.send($0, to: listener.localAddress) })
+    }
+
     @Test("close is idempotent and later calls fail cleanly")
     func close() throws {
         let socket = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))

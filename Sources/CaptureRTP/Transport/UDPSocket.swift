@@ -12,6 +12,12 @@ internal import SystemPackage
 /// `EAGAIN` are counted in ``statistics`` and ``send(_:to:)`` returns `false`; a media stream keeps going. Sending
 /// and receiving allocate nothing. Receiving blocks in `poll` up to a timeout.
 ///
+/// Linux reports an ICMP error (port or host unreachable) on an unconnected UDP socket only with `IP_RECVERR`
+/// (`IPV6_RECVERR`), which every socket here sets: a send to an address no one listens on is then refused and
+/// counted whether or not the socket is connected. The kernel also queues each such error on the socket's error
+/// queue, which is drained (and counted as ``UDPSocketStatistics/icmpErrors``) by the next failed send and by
+/// ``receive(into:timeout:)``, so it never holds receive-buffer space or wakes `poll` in a loop.
+///
 /// Thread-safe: one thread may send while another receives; ``close()`` may be called from any thread and is
 /// idempotent. The descriptor is only used under the lock (`sendto`/`recvfrom` are non-blocking there), so it is
 /// never used after being closed; only `poll` runs outside it, and a close during `poll` makes the next step
@@ -40,9 +46,12 @@ public final class UDPSocket: Sendable {
         var size = Self.requestedBufferSize
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var on: Int32 = 1
         if address.family == .ipv6 {
-            var only: Int32 = 1
-            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &only, socklen_t(MemoryLayout<Int32>.size))
+            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_RECVERR, &on, socklen_t(MemoryLayout<Int32>.size))
+        } else {
+            _ = setsockopt(descriptor, Int32(IPPROTO_IP), IP_RECVERR, &on, socklen_t(MemoryLayout<Int32>.size))
         }
         var storage = sockaddr_storage()
         let length = address.write(to: &storage)
@@ -121,8 +130,9 @@ public final class UDPSocket: Sendable {
                 return true
             }
             let code = errno
+            Self.drainErrorQueue(&state)
             switch code {
-            case ECONNREFUSED: state.statistics.connectionRefused += 1
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH: state.statistics.connectionRefused += 1
             case ENOBUFS: state.statistics.noBufferSpace += 1
             case EAGAIN, EWOULDBLOCK: state.statistics.wouldBlock += 1
             default: state.statistics.otherSendErrors += 1
@@ -172,7 +182,12 @@ public final class UDPSocket: Sendable {
             }
             guard count >= 0 else {
                 let code = errno
-                if code == EAGAIN || code == EWOULDBLOCK || code == EINTR || code == ECONNREFUSED {
+                if code == EAGAIN || code == EWOULDBLOCK || code == EINTR || code == ECONNREFUSED
+                    || code == EHOSTUNREACH || code == ENETUNREACH
+                {
+                    // Woken with no datagram: an ICMP error for an earlier send (IP_RECVERR) may be queued; take it
+                    // off the error queue, or poll would keep reporting POLLERR.
+                    Self.drainErrorQueue(&state)
                     return .success(nil)
                 }
                 return .failure(.systemCall(name: "recvfrom", errno: Errno(rawValue: code)))
@@ -185,6 +200,17 @@ public final class UDPSocket: Sendable {
             return .success((copied, address))
         }
         return try result.get()
+    }
+
+    /// Takes every pending ICMP error report off the socket's error queue (`recvmsg` with `MSG_ERRQUEUE`, no data
+    /// copied), counting them. Allocates nothing. At most 256 a call, so a flood cannot hold the lock for long.
+    private static func drainErrorQueue(_ state: inout State) {
+        var message = msghdr()
+        for _ in 0..<256 {
+            let received = recvmsg(state.descriptor, &message, Int32(MSG_ERRQUEUE) | Int32(MSG_DONTWAIT))
+            guard received >= 0 else { return }
+            state.statistics.icmpErrors += 1
+        }
     }
 
     /// Closes the socket. Idempotent; later sends return `false` and receives throw ``UDPSocketError/closed``.

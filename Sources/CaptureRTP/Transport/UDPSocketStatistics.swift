@@ -10,8 +10,12 @@ public struct UDPSocketStatistics: Sendable, Hashable, Codable {
     public var bytesReceived: Int = 0
     /// Received datagrams longer than the caller's buffer (their tail was lost).
     public var datagramsTruncated: Int = 0
-    /// Sends refused because the peer's port is closed (`ECONNREFUSED`, reported after an ICMP port unreachable).
+    /// Sends refused because the peer's port is closed or its host unreachable (`ECONNREFUSED`, `EHOSTUNREACH`,
+    /// `ENETUNREACH`, reported after an ICMP error), connected or not.
     public var connectionRefused: Int = 0
+    /// ICMP error reports (port or host unreachable) the kernel queued for earlier sends, taken off the socket's
+    /// error queue. Each send that met a closed port is counted here once.
+    public var icmpErrors: Int = 0
     /// Sends dropped for lack of kernel buffer space (`ENOBUFS`).
     public var noBufferSpace: Int = 0
     /// Sends dropped because the socket buffer was full (`EAGAIN`).
