@@ -131,7 +131,7 @@ extension CapturerProbe {
             return """
                 port:        \(r.port)\(r.srtp ? " (SRTP)" : "")\(r.loss.map { ", simulated loss \($0)% seed \(r.seed ?? 0)" } ?? "")
                 packets:     \(s.packets) received, \(s.packetsLost) lost, \(s.packetsDroppedBySimulation) dropped by \
-                simulation, \(s.malformed) malformed, \(s.srtpFailures) failed SRTP
+                simulation, \(s.malformed) malformed, \(s.strayPackets) stray, \(s.srtpFailures) failed SRTP
                 frames:      \(s.framesReceived) received, \(s.framesComplete) complete, \(s.framesLost) lost, \
                 \(s.framesDecoded) decoded (\(s.keyFramesDecoded) key)
                 RTCP:        \(s.plisSent) PLIs, \(s.receiverReportsSent) receiver reports sent, \

@@ -107,6 +107,16 @@ struct SessionTests {
             _ = datagram.withUnsafeBytes { attacker.send($0, to: target) }
             if index % 100 == 99 { try await Task.sleep(for: .milliseconds(5)) }
         }
+        // Well-formed VP8 RTP from another source (SSRC and address) while the real sender is active: stray, dropped
+        // before the reassembler, and our RTCP keeps going to the real sender.
+        for index in 0..<50 {
+            var packet: [UInt8] = [
+                0x80, 0x60, 0x00, UInt8(index), 0, 0, 0x10, 0, 0x0B, 0xAD, 0xF0, 0x0D, 0x90, 0x80, 0x01,
+            ]
+            packet += (0..<100).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = packet.withUnsafeBytes { attacker.send($0, to: receiverRTP) }
+        }
+        let reportsBefore = call.sender.statistics.receiverReports
         let afterAttack = (decoded: call.receiver.statistics.framesDecoded, sent: call.sender.statistics.frames)
         let resumed = try await LoopbackCall.wait(seconds: 10) {
             call.receiver.statistics.framesDecoded >= afterAttack.decoded + 30
@@ -119,6 +129,8 @@ struct SessionTests {
         #expect(receiver.malformed > 0, "the receiver counted no malformed packet")
         #expect(sender.rtcpMalformed > 0, "the sender counted no malformed RTCP")
         #expect(receiver.decodeErrors == 0)
+        #expect(receiver.strayPackets >= 50, "stray packets from a second source: \(receiver.strayPackets)")
+        #expect(sender.receiverReports > reportsBefore, "the sender heard no receiver report after the stray packets")
     }
 }
 

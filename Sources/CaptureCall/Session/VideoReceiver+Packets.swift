@@ -67,6 +67,18 @@ extension VideoReceiver {
             return
         }
         let rtcpAddress = configuration.rtcpMux ? source : source.withPort(source.port &+ 1)
+        // One sender at a time: a packet from another SSRC or address while the current sender is active is stray
+        // (it must neither reach the reassembler nor redirect our RTCP); after a silence the receiver follows it.
+        let stray = pipeline.withLock { pipeline in
+            guard let peer = pipeline.peer, peer.ssrc != header.ssrc || peer.rtcpAddress != rtcpAddress else {
+                return false
+            }
+            return nowNs &- pipeline.lastPacketNs < Self.sourceSwitchSilenceNs
+        }
+        if stray {
+            state.withLock { $0.strayPackets += 1 }
+            return
+        }
         // `nonisolated(unsafe)` is sound: the datagram buffer belongs to this receive thread, is read synchronously
         // inside the lock, and the reassembler copies what it keeps; no reference to it outlives this call.
         nonisolated(unsafe) let packet = bytes

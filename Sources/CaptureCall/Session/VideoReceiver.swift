@@ -16,6 +16,10 @@ public final class VideoReceiver: Sendable {
     /// The bound RTP address (with the real port when the configuration asked for port 0).
     public let localAddress: SocketAddress
 
+    /// How long the current sender must be silent before packets from another SSRC or address are followed
+    /// instead of counted as ``VideoReceiverStatistics/strayPackets``: 2 s.
+    public static let sourceSwitchSilenceNs: UInt64 = 2_000_000_000
+
     struct Peer {
         var ssrc: UInt32
         var rtcpAddress: SocketAddress
