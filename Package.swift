@@ -109,7 +109,7 @@ let package = Package(
         // -DCAPTURE_LIBFUZZER; a plain build replays files: capture-fuzz <target> <file>…). Not a product.
         .executableTarget(
             name: "capture-fuzz",
-            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8", "CLibFuzzer"]
+            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CLibFuzzer"]
         ),
 
         .target(
