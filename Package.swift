@@ -82,6 +82,7 @@ let package = Package(
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 // Errno for the encoder thread's pthread_create failure (CaptureError carries it).
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -144,6 +145,7 @@ let package = Package(
             name: "CaptureCallTests",
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CaptureCall", "CaptureTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(

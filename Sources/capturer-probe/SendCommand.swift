@@ -119,7 +119,8 @@ extension CapturerProbe {
             do {
                 sender = try VideoSender(
                     configuration: VideoSenderConfiguration(
-                        remote: remote, rtcpMux: rtcpMux, packetizer: packetizer, srtp: keys))
+                        remote: remote, rtcpMux: rtcpMux, packetizer: packetizer, srtp: keys,
+                        metricsDeviceID: resolved.device.id))
             } catch {
                 throw ProbeFailure(
                     status: error.code == .badAddress ? .badAddress : .failure, message: "\(to): \(error.message)")

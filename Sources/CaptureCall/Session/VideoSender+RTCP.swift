@@ -35,6 +35,7 @@ extension VideoSender {
                 try srtcpIn.unprotectRTCP(buffer, length: &length)
             } catch {
                 state.withLock { $0.statistics.srtcpFailures += 1 }
+                metrics.received(.malformed)
                 return
             }
         }
@@ -43,6 +44,7 @@ extension VideoSender {
             packets = try RTCPCompoundPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
         } catch {
             state.withLock { $0.statistics.rtcpMalformed += 1 }
+            metrics.received(.malformed)
             logger.debug("malformed RTCP ignored", metadata: ["error": "\(error)"])
             return
         }
@@ -61,6 +63,7 @@ extension VideoSender {
                 $0.statistics.plisReceived += 1
                 $0.statistics.keyFramesRequested += 1
             }
+            metrics.received(.pli)
             pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication)
         case .fullIntraRequest(_, let entries):
             let isNew = firTracker.withLock { $0.containsNewRequest(in: entries, for: ssrc) }
@@ -68,6 +71,7 @@ extension VideoSender {
                 $0.statistics.firsReceived += 1
                 if isNew { $0.statistics.keyFramesRequested += 1 }
             }
+            metrics.received(.fir)
             if isNew { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .fullIntraRequest) }
         case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc):
             let kbps = Int(clamping: remb.bitrate / 1_000)
@@ -75,6 +79,7 @@ extension VideoSender {
                 $0.statistics.rembsReceived += 1
                 $0.statistics.lastRequestedBitrateKbps = kbps
             }
+            metrics.received(.bitrateRequest(kbps: kbps))
             _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .receiverEstimate)
         case .temporaryMaximumBitrateRequest(_, let entries):
             guard let entry = entries.first(where: { $0.ssrc == ssrc }) else { return }
@@ -83,7 +88,11 @@ extension VideoSender {
                 $0.statistics.tmmbrsReceived += 1
                 $0.statistics.lastRequestedBitrateKbps = kbps
             }
+            metrics.received(.bitrateRequest(kbps: kbps))
             _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .temporaryMaximum)
+        case .genericNACK(_, let mediaSSRC, _) where mediaSSRC == ssrc:
+            state.withLock { $0.statistics.nacksReceived += 1 }
+            metrics.received(.nack)
         default:
             break
         }
@@ -100,6 +109,11 @@ extension VideoSender {
                     $0.statistics.roundTripTimeMs = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
                 }
             }
+            let rttNs = rtt.map { rtt -> Int64 in
+                let (seconds, attoseconds) = rtt.components
+                return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+            }
+            metrics.received(.report(fractionLost: Double(block.fractionLost) / 256, roundTripNs: rttNs))
         }
     }
 

@@ -1,6 +1,7 @@
 public import CaptureRTP
 public import CaptureVP8
 internal import CaptureCore
+public import CoreMetrics
 internal import Foundation
 public import Logging
 
@@ -54,12 +55,16 @@ public final class VideoSender: EncodedFrameSink {
     let running = Locked(true)
     let rtcpStopped = Locked(false)
     let firTracker = Locked(FIRSequenceTracker())
+    let metrics: VideoSenderMetrics
 
     /// Opens the sockets (RTP on an ephemeral port; RTCP on the next one up unless multiplexed), sets up SRTP and
     /// starts the RTCP thread.
+    ///
+    /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`, by default swift-metrics' global factory.
     public init(
         configuration: VideoSenderConfiguration,
-        logger: Logger = Logger(label: "capture.call.sender")
+        logger: Logger = Logger(label: "capture.call.sender"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) throws(VideoSessionError) {
         var configuration = configuration
         if configuration.srtp != nil {
@@ -67,6 +72,7 @@ public final class VideoSender: EncodedFrameSink {
         }
         self.configuration = configuration
         self.logger = logger
+        metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
         let sockets = try Self.openSockets(remote: configuration.remote, rtcpMux: configuration.rtcpMux)
         rtpSocket = sockets.rtp
         rtcpSocket = sockets.rtcp
@@ -136,6 +142,9 @@ public final class VideoSender: EncodedFrameSink {
             }
         }
         let sentNs = MonotonicClock.nowNs()
+        let latencyNs = sentNs &- min(sentNs, frame.captureTimeNs)
+        metrics.frame(
+            packets: packets, bytes: bytes, errors: errors, isKeyFrame: frame.isKeyFrame, latencyNs: latencyNs)
         state.withLock { state in
             state.statistics.frames += 1
             state.statistics.packets += packets
@@ -143,7 +152,7 @@ public final class VideoSender: EncodedFrameSink {
             state.statistics.overheadBytes += bytes - min(bytes, frame.bytes.count)
             state.statistics.sendErrors += errors
             if frame.isKeyFrame { state.statistics.keyFramesSent += 1 }
-            state.latency.record(nanoseconds: sentNs &- min(sentNs, frame.captureTimeNs))
+            state.latency.record(nanoseconds: latencyNs)
             state.lastRTPTimestamp = frame.rtpTimestamp
             state.hasSent = true
         }

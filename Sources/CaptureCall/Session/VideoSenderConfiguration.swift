@@ -15,11 +15,15 @@ public struct VideoSenderConfiguration: Sendable {
     public var rtcpIntervalNs: UInt64
     /// SRTP keys and profile, or `nil` for plain RTP.
     public var srtp: SRTPKeyingMaterial?
+    /// The camera's id, the `device` dimension of the sender's metrics (`camera_rtp_sender_*`, reported through
+    /// swift-metrics once the app bootstraps a backend).
+    public var metricsDeviceID: String
 
     /// Creates a configuration.
     public init(
         remote: SocketAddress, rtcpMux: Bool = false, packetizer: RTPPacketizerConfiguration = .init(),
-        cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil
+        cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil,
+        metricsDeviceID: String = "unknown"
     ) {
         self.remote = remote
         self.rtcpMux = rtcpMux
@@ -27,5 +31,6 @@ public struct VideoSenderConfiguration: Sendable {
         self.cname = cname
         self.rtcpIntervalNs = rtcpIntervalNs
         self.srtp = srtp
+        self.metricsDeviceID = metricsDeviceID
     }
 }

@@ -20,6 +20,8 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var rembsReceived = 0
     /// TMMBR messages received.
     public var tmmbrsReceived = 0
+    /// Generic NACKs (RFC 4585) received for our SSRC. Counted only: retransmission (RTX) is the WebRTC layer's.
+    public var nacksReceived = 0
     /// The last bit rate a REMB or TMMBR asked for, in kbit/s (0 before any).
     public var lastRequestedBitrateKbps = 0
     /// Receiver reports (report blocks about our SSRC) received.

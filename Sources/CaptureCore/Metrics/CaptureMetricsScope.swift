@@ -3,9 +3,9 @@ public import CoreMetrics
 /// The naming scheme of the package's metrics, and the factory they are made with: every metric is labelled
 /// `camera_<component>_<name>` and carries the camera's id as the `device` dimension.
 ///
-/// The capturer reports as component `capturer` and the VP8 encoding consumer as `vp8_encoder` (the metric names
-/// are listed in the Metrics article). Another stage (for example a call's RTP sender) reports through the same
-/// scheme by making its metrics from a scope of its own, once per session, and updating them per packet:
+/// The capturer reports as component `capturer`, the VP8 encoding consumer as `vp8_encoder` and a call's RTP sender as
+/// `rtp_sender` (the metric names are listed in the Metrics article). Another stage reports through the same scheme
+/// by making its metrics from a scope of its own, once per session, and updating them per packet:
 ///
 /// ```swift
 /// let scope = CaptureMetricsScope(component: "rtp_sender", deviceID: device.id)
