@@ -100,6 +100,9 @@ extension V4L2FormatList {
             f = value
         }
         let half = 0.0005
+        // Figures that no interval can print (say "21.000s (1.000 fps)") fail at once instead of after a million
+        // numerators: the seconds and the inverse of the rate must overlap, each widened by its rounding.
+        if let f, f > half, s + half < 1 / (f + half) || s - half > 1 / (f - half) { return nil }
         /// The smallest denominator `d`, a multiple of `multiple`, for which `n/d` prints as the figures.
         func denominator(for n: Int, multiple: Int = 1) -> Int? {
             let nd = Double(n)
