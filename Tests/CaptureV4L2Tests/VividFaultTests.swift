@@ -97,11 +97,20 @@ enum VividFaults {
     }
 
     /// The process's descriptors, mappings and threads once a capture cycle and a `v4l2-ctl` run have made whatever
-    /// lasts for the process's life (pools, Foundation's process-monitor thread).
+    /// lasts for the process's life (pools, Foundation's process-monitor thread), and once the run's pipes and thread
+    /// are gone: the counts must hold still for 300 ms, so that a transient descriptor cannot hide a leak.
     static func baseline(_ capturer: CameraVideoCapturer, _ delegate: FaultDelegate) async throws -> ProcessResources {
         try await cycle(capturer, delegate)
         _ = try await ExternalProcess.run("v4l2-ctl", ["-d", node, "--get-ctrl", "percentage_of_dropped_buffers"])
-        return ProcessResources.now()
+        var last = ProcessResources.now()
+        var steadySince = MonotonicClock.nowNs()
+        let deadline = steadySince + 3_000_000_000
+        while MonotonicClock.nowNs() < deadline, MonotonicClock.nowNs() - steadySince < 300_000_000 {
+            try? await Task.sleep(for: .milliseconds(50))
+            let now = ProcessResources.now()
+            if now != last { (last, steadySince) = (now, MonotonicClock.nowNs()) }
+        }
+        return last
     }
 
     /// Expects the process to come back to `baseline` (within a few seconds).
@@ -550,7 +559,7 @@ struct VividFaultTests {
                 await VividFaults.expectNothingLeaked(since: baseline, "disconnect \(delayMs) ms into the start")
             }
         }
-        print("disconnect while starting: \(threw) of 4 starts threw, the others ended right after starting")
+        print("disconnect while starting: \(threw) of 4 starts threw; \(4 - threw) ended right after starting")
         capturer.bufferCount = 4
         try await VividFaults.cycle(capturer, delegate)
     }
@@ -559,16 +568,22 @@ struct VividFaultTests {
     func test15_disconnectWhileStopping() async throws {
         let delegate = FaultDelegate()
         let capturer = VividFaults.capturer(delegate)
+        // 32 buffers to unmap and free make the stop a wider window to land in.
+        capturer.bufferCount = 32
         let baseline = try await VividFaults.baseline(capturer, delegate)
-        for delayMs in [0, 5, 20] {
+        // -1: the disconnect is pressed just before the stop is called, so the stream's own end races the stop.
+        for delayMs in [-1, 0, 2, 5] {
             try await VividFaults.reloadingAfter {
                 let (device, format, fps) = try VividFaults.target()
                 let stopsBefore = delegate.stops.count
                 try await capturer.startCapture(device: device, format: format, fps: fps)
                 #expect(await VividFaults.wait { delegate.frameCount >= 3 })
                 let button = try VividFaults.disconnectButton()
+                let pressedFirst = delayMs < 0
+                let press = button.press
+                if pressedFirst { press() }
                 let started = MonotonicClock.nowNs()
-                let pressed = VividFaults.onThread(after: delayMs, button.press)
+                let pressed = VividFaults.onThread(after: max(0, delayMs)) { if !pressedFirst { press() } }
                 await capturer.stopCapture()
                 let returned = MonotonicClock.nowNs()
                 #expect(await VividFaults.wait { pressed.withLock { $0 } })
@@ -576,7 +591,7 @@ struct VividFaultTests {
                 await VividFaults.sleep(0.2)
                 let stops = delegate.stops.dropFirst(stopsBefore)
                 print(
-                    "disconnect \(delayMs) ms into the stop: stop returned after "
+                    "disconnect \(pressedFirst ? "just before" : "\(delayMs) ms into") the stop: stop returned after "
                         + "\(VividFaults.seconds(returned, since: started)); delegate heard "
                         + "\(stops.map { $0.error.map { "\($0.code)" } ?? "nil" })")
                 #expect(returned - started < 5_000_000_000, "the stop hung")
@@ -586,6 +601,7 @@ struct VividFaultTests {
                 await VividFaults.expectNothingLeaked(since: baseline, "disconnect \(delayMs) ms into the stop")
             }
         }
+        capturer.bufferCount = 4
         try await VividFaults.cycle(capturer, delegate)
     }
 }
