@@ -63,7 +63,9 @@ elif [ ! -x "$bundle" ]; then
 fi
 # The vivid suites run one after the other, never in parallel: they share one device, the backend suite counts this
 # process's open descriptors, and its last test disconnects vivid (removing /dev/video0). So the capturer-probe suite
-# runs first, then the backend suite. Exit status 69 means no test matched: the bundle lacks that suite.
+# runs first, then the backend suite. The fault suite injects vivid's errors and resets each control it changes; its
+# last tests disconnect vivid and reload the module (rmmod/insmod from /etc/vivid-vm), so /dev/video0 is back for the
+# backend suite after it. Exit status 69 means no test matched: the bundle lacks that suite.
 run_suite() {
   name=$1
   suite=$2
@@ -74,6 +76,7 @@ run_suite() {
 }
 run_suite swift-tests-probe VividProbeTests
 run_suite swift-tests-churn VividChurnTests
+run_suite swift-tests-faults VividFaultTests
 run_suite swift-tests-backend VividGuestTests
 
 ls -l "$out"

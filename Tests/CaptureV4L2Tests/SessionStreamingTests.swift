@@ -101,10 +101,11 @@ struct SessionStreamingTests {
         #expect(recorder.ended.count == 1)
     }
 
-    @Test("EIO from VIDIOC_QBUF while streaming is a disconnection too")
+    @Test("EIO from VIDIOC_QBUF while streaming, with the device gone (QUERYCAP: ENODEV), is a disconnection too")
     func ioErrorOnRequeue() throws {
         let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1)]) {
             $0.failAfter("VIDIOC_QBUF", successes: 4, with: .ioError)
+            $0.failAfter("VIDIOC_QUERYCAP", successes: 1, with: .noDevice)  // The start's QUERYCAP succeeds.
         }
         #expect(recorder.wait { !$0.ended.isEmpty })
         #expect(recorder.ended.first??.code == .deviceDisconnected)

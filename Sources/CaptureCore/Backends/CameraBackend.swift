@@ -46,15 +46,20 @@ package struct CaptureSessionEvents: Sendable {
     package var dropped: @Sendable (FrameDropReason) -> Void
     /// The stream ended: `nil` at the end of a finite source, else the error that ended it. The thread has stopped.
     package var ended: @Sendable (CaptureError?) -> Void
+    /// The device skipped this many frames that never reached the session: a gap in the driver's frame sequence
+    /// numbers (V4L2), reported when the frame after the gap is dequeued.
+    package var skipped: @Sendable (Int) -> Void
 
     package init(
         frame: @escaping @Sendable (VideoFrameBuffer, UInt64) -> Void,
         dropped: @escaping @Sendable (FrameDropReason) -> Void,
-        ended: @escaping @Sendable (CaptureError?) -> Void
+        ended: @escaping @Sendable (CaptureError?) -> Void,
+        skipped: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.frame = frame
         self.dropped = dropped
         self.ended = ended
+        self.skipped = skipped
     }
 }
 

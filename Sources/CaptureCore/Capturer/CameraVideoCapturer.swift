@@ -280,7 +280,8 @@ public final class CameraVideoCapturer: Sendable {
         let events = CaptureSessionEvents(
             frame: { [weak self] buffer, timestamp in self?.deliver(buffer, timestamp, generation) },
             dropped: { [weak self] reason in self?.dropped(reason, generation) },
-            ended: { [weak self] error in self?.ended(error, generation) })
+            ended: { [weak self] error in self?.ended(error, generation) },
+            skipped: { [weak self] count in self?.skipped(count, generation) })
         let session: any CaptureSession
         do throws(CaptureError) {
             session = try backend.makeSession(sessionConfiguration, events: events)
@@ -413,6 +414,14 @@ public final class CameraVideoCapturer: Sendable {
         }
         guard let delegate else { return }
         delegate?.capturer(self, didDropFrameFor: reason)
+    }
+
+    private func skipped(_ count: Int, _ generation: UInt64) {
+        state.withLock { state in
+            guard state.generation == generation, state.isActive, count > 0 else { return }
+            state.statistics.framesSkippedByDevice += count
+            state.metrics?.framesSkippedByDevice(count)
+        }
     }
 
     private func ended(_ error: CaptureError?, _ generation: UInt64) {

@@ -58,6 +58,10 @@ public struct CaptureStatistics: Sendable, Hashable, Codable {
     public var droppedRateAdaptation: Int = 0
     /// Frames whose timestamp was not after the previous one and was moved forward to keep the stream increasing.
     public var timestampsAdjusted: Int = 0
+    /// Frames the device skipped before they reached the capturer (it had no free buffer, dropped them on purpose, or
+    /// lost them): the gaps in a V4L2 driver's frame sequence numbers. Not part of ``framesDropped``, which counts
+    /// frames the capturer received and could not deliver.
+    public var framesSkippedByDevice: Int = 0
 
     /// All frames dropped before delivery.
     public var framesDropped: Int {

@@ -11,6 +11,7 @@ final class CapturerMetrics: Sendable {
     private let droppedConversion: Counter
     private let droppedPoolExhausted: Counter
     private let droppedRateAdaptation: Counter
+    private let skippedByDevice: Counter
     private let deliveryLatency: CoreMetrics.Timer
 
     init(deviceID: String, factory: any MetricsFactory) {
@@ -26,6 +27,7 @@ final class CapturerMetrics: Sendable {
         droppedConversion = dropped(.conversionFailed)
         droppedPoolExhausted = dropped(.poolExhausted)
         droppedRateAdaptation = dropped(.rateAdaptation)
+        skippedByDevice = scope.counter("frames_skipped_by_device")
         deliveryLatency = scope.timer("delivery_latency")
     }
 
@@ -48,5 +50,10 @@ final class CapturerMetrics: Sendable {
         case .poolExhausted: droppedPoolExhausted.increment()
         case .rateAdaptation: droppedRateAdaptation.increment()
         }
+    }
+
+    /// The device skipped `count` frames (a gap in its sequence numbers).
+    func framesSkippedByDevice(_ count: Int) {
+        skippedByDevice.increment(by: Int64(count))
     }
 }

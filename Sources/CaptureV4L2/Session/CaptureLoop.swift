@@ -11,6 +11,9 @@ import SystemPackage
 
 /// The capture thread's work: wait for a filled buffer, convert it into a pooled frame buffer, give the driver
 /// buffer back, deliver the frame; restart a stalled stream once; end on disconnection or a driver error.
+///
+/// Gaps in the driver's sequence numbers are counted (``driverSkippedFrames``) and reported as skipped frames; `EIO`
+/// while streaming is a disconnection only when the device no longer answers `VIDIOC_QUERYCAP`, else a driver error.
 final class CaptureLoop: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `stream`, `pool`, `timestamps` and `restartedSinceLastFrame` are touched only
     // by the capture thread, which receives the loop before it starts (thread creation orders the handover) and
@@ -29,6 +32,8 @@ final class CaptureLoop: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
     /// No frame for this long restarts the stream once, then fails it: max(1 s, 5 frame intervals) unless given.
     let stallTimeoutNs: UInt64
+    /// The nominal time between frames (0 when the rate is unknown).
+    let frameIntervalNs: UInt64
     /// The longest single `poll` wait, so a stop request is noticed promptly.
     static let pollSliceMs: UInt64 = 100
 
@@ -51,7 +56,9 @@ final class CaptureLoop: @unchecked Sendable {
             conversion.minimumFrameBytes(
                 format.pixelFormat, format.dimensions.width, format.dimensions.height, format.bytesPerLine) ?? 1
         let intervalNs = stream.fps > 0 ? UInt64(1e9 / stream.fps) : 1_000_000_000
-        self.timestamps = FrameTimestamps(frameIntervalNs: stream.fps > 0 ? intervalNs : 0)
+        let frameIntervalNs = stream.fps > 0 ? intervalNs : 0
+        self.frameIntervalNs = frameIntervalNs
+        self.timestamps = FrameTimestamps(frameIntervalNs: frameIntervalNs)
         self.stallTimeoutNs = stallTimeoutNs ?? max(1_000_000_000, 5 * intervalNs)
     }
 
@@ -75,6 +82,7 @@ final class CaptureLoop: @unchecked Sendable {
         var lastProgressNs = MonotonicClock.nowNs()
         var restarted = false
         var lastSequence: UInt32?
+        let startedNs = lastProgressNs
         let events = Int16(POLLIN | POLLPRI)
         while !stopRequested.load(ordering: .acquiring) {
             let now = MonotonicClock.nowNs()
@@ -101,14 +109,14 @@ final class CaptureLoop: @unchecked Sendable {
             do {
                 revents = try stream.handle.poll(events: events, timeoutMs: Int32(sliceMs))
             } catch {
-                return CaptureError(error, device: stream.node)
+                return streamingError(error)
             }
             guard revents != 0 else { continue }
             let buffer: DequeuedBuffer?
             do {
                 buffer = try stream.handle.dequeueBuffer(stream.type)
             } catch {
-                return CaptureError(error, device: stream.node)
+                return streamingError(error)
             }
             guard let buffer else {
                 // Readable with an error flag but nothing to dequeue: back off instead of spinning.
@@ -116,15 +124,21 @@ final class CaptureLoop: @unchecked Sendable {
                 continue
             }
             let dequeuedNs = MonotonicClock.nowNs()
-            if let lastSequence, buffer.sequence > lastSequence &+ 1 {
-                driverSkippedFrames += Int(buffer.sequence - lastSequence - 1)
+            if let lastSequence {
+                let gap = Self.skippedFrames(
+                    from: lastSequence, to: buffer.sequence, alreadySkipped: driverSkippedFrames,
+                    elapsedNs: dequeuedNs &- startedNs, frameIntervalNs: frameIntervalNs)
+                if gap > 0 {
+                    driverSkippedFrames += gap
+                    self.events.skipped(gap)
+                }
             }
             lastSequence = buffer.sequence
             let frame = process(buffer, dequeuedNs: dequeuedNs)
             do {
                 try stream.handle.queueBuffer(stream.type, index: buffer.index)
             } catch {
-                return CaptureError(error, device: stream.node)
+                return streamingError(error)
             }
             lastProgressNs = dequeuedNs
             restarted = false
@@ -134,6 +148,47 @@ final class CaptureLoop: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    /// The frames a driver skipped between sequence numbers `previous` and `current`, given that `alreadySkipped`
+    /// were counted in the `elapsedNs` since the stream started.
+    ///
+    /// The difference is taken modulo 2^32, so a counter that wraps (vivid's `wrap_sequence_number`, or any driver
+    /// after 2^32 frames) is no gap. A step backwards, or a jump that would make the stream's skipped frames more than
+    /// four times the frame intervals it has lasted (plus a few), is a discontinuity — the driver reset or jumped its
+    /// counter — and counts nothing, so one odd sequence number cannot report thousands of lost frames.
+    static func skippedFrames(
+        from previous: UInt32, to current: UInt32, alreadySkipped: Int, elapsedNs: UInt64, frameIntervalNs: UInt64
+    ) -> Int {
+        let distance = Int(Int32(bitPattern: current &- previous))
+        guard distance > 1 else { return 0 }
+        let gap = distance - 1
+        if frameIntervalNs > 0 {
+            let plausible = 4 * Int(clamping: elapsedNs / frameIntervalNs) + 16
+            if alreadySkipped + gap > plausible { return 0 }
+        }
+        return gap
+    }
+
+    /// The capture error for a call that failed while streaming. `EIO` is what a V4L2 queue returns both when its
+    /// device is unplugged and when the driver hit an unrecoverable streaming error (`vb2_queue_error`) with the
+    /// device still present: `VIDIOC_QUERYCAP` on the same descriptor tells them apart (an unplugged device answers
+    /// `ENODEV`), so a device that is still there is reported as a driver error rather than a disconnection.
+    private func streamingError(_ failure: V4L2Error) -> CaptureError {
+        guard failure.errno == .ioError else { return CaptureError(failure, device: stream.node) }
+        // An unplug is seen by the driver a moment before the node is unregistered: give it that moment.
+        usleep(20_000)
+        let present: Bool
+        do {
+            _ = try stream.handle.queryCapability()
+            present = true
+        } catch {
+            present = false
+        }
+        guard present else { return CaptureError(failure, device: stream.node) }
+        return CaptureError(
+            .driverError, "the driver reported an unrecoverable streaming error; the device is still present",
+            device: stream.node, call: failure.call, errno: failure.errno)
     }
 
     /// Converts a dequeued buffer into a pooled frame buffer, or reports why it is dropped.

@@ -86,6 +86,7 @@ final class EventRecorder: Sendable {
         var frames: [(timestampNs: UInt64, firstLuma: UInt8, buffer: VideoFrameBuffer)] = []
         var drops: [FrameDropReason] = []
         var ended: [CaptureError?] = []
+        var skipped: [Int] = []
     }
     let state = Locked(Events())
     /// Frames are kept (holding their pool buffers) only when this is set.
@@ -100,7 +101,8 @@ final class EventRecorder: Sendable {
                 state.withLock { $0.frames.append((timestamp, luma, keepFrames ? buffer : Self.placeholder)) }
             },
             dropped: { [self] reason in state.withLock { $0.drops.append(reason) } },
-            ended: { [self] error in state.withLock { $0.ended.append(error) } })
+            ended: { [self] error in state.withLock { $0.ended.append(error) } },
+            skipped: { [self] count in state.withLock { $0.skipped.append(count) } })
     }
 
     private static let placeholder = VideoFrameBuffer(format: .nv12, width: 2, height: 2)
@@ -110,6 +112,7 @@ final class EventRecorder: Sendable {
     var firstLumas: [UInt8] { state.withLock { $0.frames.map(\.firstLuma) } }
     var drops: [FrameDropReason] { state.withLock { $0.drops } }
     var ended: [CaptureError?] { state.withLock { $0.ended } }
+    var skipped: [Int] { state.withLock { $0.skipped } }
 
     /// Waits (up to 10 s, so a broken build fails instead of hanging) until `condition` holds; returns whether it did.
     @discardableResult

@@ -51,9 +51,11 @@ final class FakeV4L2Driver: V4L2Driver {
     }
     /// One result of `VIDIOC_DQBUF`.
     enum Dequeue {
-        /// A filled buffer: bytes used (nil = the full image), error flag, monotonic timestamp (nil: no flag), and
-        /// the byte to fill the buffer with.
-        case frame(bytesUsed: Int? = nil, error: Bool = false, timestampNs: UInt64? = nil, fill: UInt8 = 0x80)
+        /// A filled buffer: bytes used (nil = the full image), error flag, monotonic timestamp (nil: no flag), the
+        /// byte to fill the buffer with, and the driver's sequence number (0 unless given).
+        case frame(
+            bytesUsed: Int? = nil, error: Bool = false, timestampNs: UInt64? = nil, fill: UInt8 = 0x80,
+            sequence: UInt32 = 0)
         /// `EAGAIN`: nothing ready.
         case again
         /// The call fails.
@@ -361,12 +363,13 @@ final class FakeV4L2Driver: V4L2Driver {
             case .fail(let error):
                 state.dequeueScript.removeFirst()
                 return error
-            case .frame(let bytesUsed, let error, let timestampNs, let fill):
+            case .frame(let bytesUsed, let error, let timestampNs, let fill, let sequence):
                 guard !state.queued.isEmpty else { return .resourceTemporarilyUnavailable }
                 state.dequeueScript.removeFirst()
                 let index = state.queued.removeFirst()
                 let buffer = argument.assumingMemoryBound(to: v4l2_buffer.self)
                 buffer.pointee.index = UInt32(index)
+                buffer.pointee.sequence = sequence
                 if device.isMultiplanar {
                     guard buffer.pointee.length == 1, let plane = buffer.pointee.m.planes else {
                         return .invalidArgument
