@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `send` and `receive` against independent peers: ffmpeg and GStreamer decode what we send, and we decode what
-/// GStreamer sends. Loopback only; every peer runs under `timeout`, so none outlives its test.
+/// ffmpeg and GStreamer send. Loopback only; every peer runs under `timeout`, so none outlives its test.
 @Suite(
     "capturer-probe send/receive interop", .serialized,
     .enabled(if: Probe.isAvailable, "the built capturer-probe executable"))
@@ -87,6 +87,26 @@ struct SendReceiveInteropTests {
         #expect(result.status == 0, "\(result.stderr)")
         let statistics = try #require(try result.json()["statistics"] as? [String: Any])
         #expect(statistics["framesDecoded"] as? Int == 60)
+        #expect(statistics["malformed"] as? Int == 0)
+    }
+
+    @Test("our receive decodes every frame ffmpeg's -f rtp sends (libvpx, 60 frames from a Y4M file)")
+    func weReceiveFFmpeg() async throws {
+        guard RTPPeers.ffmpegAvailable(for: "we receive ffmpeg") else { return }
+        let directory = try Probe.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("source.y4m").path
+        try await RTPPeers.makeY4M(at: source, width: Self.width, height: Self.height, fps: 30, frames: 60)
+        let port = Self.port(6)
+        async let received = Probe.run(["receive", "--port", "\(port)", "--frames", "60", "--seconds", "25", "--json"])
+        #expect(try await RTPPeers.waitForUDPListener(port: port), "the receiver never bound its port")
+        try await RTPPeers.ffmpegSend(source: source, port: port, limitSeconds: 20)
+        let result = try await received
+        #expect(result.status == 0, "\(result.stderr)")
+        let statistics = try #require(try result.json()["statistics"] as? [String: Any])
+        #expect(statistics["framesDecoded"] as? Int == 60)
+        #expect(statistics["framesLost"] as? Int == 0)
+        #expect(statistics["decodeErrors"] as? Int == 0)
         #expect(statistics["malformed"] as? Int == 0)
     }
 
