@@ -122,6 +122,8 @@ struct SessionTests {
             call.receiver.statistics.framesDecoded >= afterAttack.decoded + 30
                 && call.sender.statistics.frames >= afterAttack.sent + 30
         }
+        // Receiver reports go out about once a second (randomised 0.5…1.5 s), so allow a few intervals.
+        _ = try await LoopbackCall.wait(seconds: 10) { call.sender.statistics.receiverReports > reportsBefore }
         let receiver = call.receiver.statistics
         let sender = call.sender.statistics
         await call.stop()
