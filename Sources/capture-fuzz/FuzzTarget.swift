@@ -1,6 +1,6 @@
 /// One input the package parses, exercised by libFuzzer (see `Scripts/fuzz`).
 ///
-/// To add a target (RTP depacketizer, RTCP, SDP, control dumps…): write a file with an `extension FuzzTarget` that
+/// To add a target (control dumps…): write a file with an `extension FuzzTarget` that
 /// defines a `static let`, list it in ``all``, and add a seed folder `Fixtures/fuzz/<name>/`. A target's `run` must
 /// accept any bytes: bad input is a typed error it ignores; only a crash, a sanitizer report or a broken invariant
 /// (`preconditionFailure`) is a finding.
@@ -11,7 +11,7 @@ struct FuzzTarget: Sendable {
     let run: @Sendable (UnsafeRawBufferPointer) -> Void
 
     /// Every target, in the order `Scripts/fuzz` runs them.
-    static let all: [FuzzTarget] = [.formatList, .y4m, .ivf, .frameConverter]
+    static let all: [FuzzTarget] = [.formatList, .y4m, .ivf, .frameConverter, .rtp, .rtcp, .sdp]
 
     /// The target called `name`.
     static func named(_ name: String) -> FuzzTarget? {
