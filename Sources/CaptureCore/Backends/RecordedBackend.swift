@@ -61,7 +61,7 @@ extension CameraProvider {
 
     /// Recorded devices with their controls: a device loaded with a controls dump (see
     /// ``RecordedDevice/addingControls(_:)``) offers them through ``controls(for:)``, held in memory.
-    public static func recorded(_ devices: [RecordedDevice]) -> CameraProvider {
+    public static func recordedDevices(_ devices: [RecordedDevice]) -> CameraProvider {
         var controls: [String: V4L2ControlList] = [:]
         for device in devices { controls[device.device.id] = device.controlList }
         return CameraProvider(backends: [RecordedBackend(devices.map(\.device), controls: controls)])

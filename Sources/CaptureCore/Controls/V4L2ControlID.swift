@@ -48,4 +48,22 @@ public enum V4L2ControlID {
         (exposureAbsolute, exposureAuto, [1]), (focusAbsolute, focusAuto, [0]),
         (whiteBalanceTemperature, autoWhiteBalance, [0]), (gain, autoGain, [0]), (hue, autoHue, [0]),
     ]
+
+    /// The ids of standard controls by their `v4l2-ctl` names, old and new (kernels before 5.16 named
+    /// `exposure_auto`, `focus_auto`, `white_balance_temperature_auto` what they now call `auto_exposure`,
+    /// `focus_automatic_continuous`, `white_balance_automatic`). Dumps without hex ids get their ids from here.
+    static let standardKeys: [String: UInt32] = [
+        "brightness": brightness, "contrast": contrast, "saturation": saturation, "hue": hue,
+        "white_balance_temperature_auto": autoWhiteBalance, "white_balance_automatic": autoWhiteBalance,
+        "auto_white_balance": autoWhiteBalance, "gamma": gamma, "gain_automatic": autoGain, "gain": gain,
+        "power_line_frequency": powerLineFrequency, "hue_auto": autoHue, "hue_automatic": autoHue,
+        "white_balance_temperature": whiteBalanceTemperature, "sharpness": sharpness,
+        "backlight_compensation": backlightCompensation, "exposure_auto": exposureAuto,
+        "auto_exposure": exposureAuto, "exposure_absolute": exposureAbsolute,
+        "exposure_time_absolute": exposureAbsolute, "exposure_auto_priority": 0x009a_0903,
+        "exposure_dynamic_framerate": 0x009a_0903, "pan_absolute": panAbsolute, "tilt_absolute": tiltAbsolute,
+        "focus_absolute": focusAbsolute, "focus_auto": focusAuto, "focus_automatic_continuous": focusAuto,
+        "zoom_absolute": zoomAbsolute, "horizontal_flip": 0x0098_0914, "vertical_flip": 0x0098_0915,
+        "red_balance": 0x0098_090e, "blue_balance": 0x0098_090f, "exposure": 0x0098_0911,
+    ]
 }

@@ -53,6 +53,19 @@ private struct ControlListParser {
             throw CaptureError(.malformedControlList, "no control found (not a 'v4l2-ctl --list-ctrls-menus' listing)")
         }
         var entries = self.entries
+        if withIDs == false {
+            // No ids printed: standard controls get theirs from their names, others a private id each
+            // (`V4L2_CID_PRIVATE_BASE` upwards) so that every control stays addressable.
+            var privateID: UInt32 = 0x0800_0000
+            for index in entries.indices where entries[index].description.type != .controlClass {
+                if let id = V4L2ControlID.standardKeys[entries[index].description.key] {
+                    entries[index].description.id = id
+                } else {
+                    entries[index].description.id = privateID
+                    privateID += 1
+                }
+            }
+        }
         // A heading's id is its class's: the class of the control that follows it, plus 1 (`V4L2_CID_*_CLASS`).
         for index in entries.indices where entries[index].description.type == .controlClass {
             if let next = entries[(index + 1)...].first(where: { $0.description.type != .controlClass }) {
