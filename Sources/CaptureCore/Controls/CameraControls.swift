@@ -59,7 +59,7 @@ public final class CameraControls: Sendable {
             }
             entries.append(entry)
         }
-        return V4L2ControlList(entries: entries)
+        return V4L2ControlList(entries: entries, layout: channel.listingLayout)
     }
 
     /// The current value of one control.
@@ -93,11 +93,26 @@ public final class CameraControls: Sendable {
     public func set(_ assignments: [(key: String, value: ControlValue)]) throws(ControlError) {
         var checked: [ControlAssignment] = []
         for (key, value) in assignments {
-            let control = try description(of: key)
-            try control.validate(value)
-            checked.append(ControlAssignment(control, value))
+            checked.append(ControlAssignment(try description(of: key), value))
         }
-        try channel.write(checked)
+        // An automatic mode switched off in the same request makes its manual control active: check it as such,
+        // and put the automatic controls first in the request.
+        let automatic = V4L2ControlID.automaticModes
+        for index in checked.indices {
+            var control = checked[index].control
+            if let rule = automatic.first(where: { $0.manual == control.id }),
+                let mode = checked.first(where: { $0.control.id == rule.automatic })?.value.integerValue,
+                rule.activeWhen.contains(mode)
+            {
+                control.flags.remove(.inactive)
+            }
+            try control.validate(checked[index].value)
+        }
+        let automaticIDs = Set(automatic.map(\.automatic))
+        let ordered =
+            checked.filter { automaticIDs.contains($0.control.id) }
+            + checked.filter { !automaticIDs.contains($0.control.id) }
+        try channel.write(ordered)
     }
 
     /// Sets several controls given as text (`--set brightness=140,exposure_auto=1`): each text is read by

@@ -23,6 +23,12 @@ package protocol ControlChannel: Sendable {
     func write(_ assignments: [ControlAssignment]) throws(ControlError)
     /// Changes to `controls` made by others, until the stream's consumer stops.
     func events(_ controls: [ControlDescription]) throws(ControlError) -> AsyncStream<ControlEvent>
+    /// The layout listings of this device render in: `v4l2-ctl` 1.22's for devices, the dump's for recorded ones.
+    var listingLayout: V4L2ControlList.Layout { get }
+}
+
+extension ControlChannel {
+    package var listingLayout: V4L2ControlList.Layout { .current }
 }
 
 /// A backend whose devices have controls.

@@ -9,11 +9,13 @@ package final class RecordedControlChannel: ControlChannel {
     }
 
     package let deviceName: String
+    package let listingLayout: V4L2ControlList.Layout
     private let state: Locked<State>
 
     /// Controls starting as `list` shows them.
     package init(deviceName: String, list: V4L2ControlList) {
         self.deviceName = deviceName
+        self.listingLayout = list.layout
         self.state = Locked(State(entries: list.entries))
     }
 
@@ -107,7 +109,7 @@ package final class RecordedControlChannel: ControlChannel {
 
     /// The current listing (for tests and the CLI).
     package var list: V4L2ControlList {
-        V4L2ControlList(entries: state.withLock { $0.entries })
+        V4L2ControlList(entries: state.withLock { $0.entries }, layout: listingLayout)
     }
 
     private static func event(_ entry: V4L2ControlList.Entry, changes: ControlEvent.Changes) -> ControlEvent {

@@ -80,6 +80,10 @@ extension V4L2ControlList {
         }
     }
 
+    /// The value of `entry` as `v4l2-ctl` 1.22 prints it after `value=` (and in `--get-ctrl`): `128`,
+    /// `3 (Menu Item 3)`, `4 (5 0x5)`, `'text'`, `1000x2000`.
+    public static func valueText(_ entry: Entry) -> String { currentValueText(entry) }
+
     /// `print_value` in v4l-utils 1.22.
     static func currentValueText(_ entry: Entry) -> String {
         let control = entry.description
