@@ -63,7 +63,9 @@ elif [ ! -x "$bundle" ]; then
 fi
 # The vivid suites run one after the other, never in parallel: they share one device, the backend suite counts this
 # process's open descriptors, and its last test disconnects vivid (removing /dev/video0). So the capturer-probe suite
-# runs first, then the backend suite. Exit status 69 means no test matched: the bundle lacks that suite.
+# runs first, then the controls suite (which restores every control it changes: the backend suite compares frames
+# with the reference taken above), then the backend suite. Exit status 69 means no test matched: the bundle lacks
+# that suite.
 run_suite() {
   name=$1
   suite=$2
@@ -73,6 +75,7 @@ run_suite() {
   return 0
 }
 run_suite swift-tests-probe VividProbeTests
+run_suite swift-tests-controls VividControlsTests
 run_suite swift-tests-churn VividChurnTests
 run_suite swift-tests-backend VividGuestTests
 
