@@ -54,7 +54,7 @@ public enum ControlError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidValue(let control, let value, let reason): "\(control): invalid value '\(value)': \(reason)"
         case .readOnly(let name): "\(name) is read-only"
         case .writeOnly(let name): "\(name) is write-only (it has no value to read)"
-        case .inactive(let name): "\(name) is inactive (its automatic mode is on)"
+        case .inactive(let name): "\(name) is inactive: it has no effect now (for example, its automatic mode is on)"
         case .grabbed(let name): "\(name) cannot change now (the device is streaming or the control is grabbed)"
         case .notSupported(let what): what
         case .failed(let control, let call, let errno):
