@@ -25,11 +25,12 @@ final class LumaRecorder: Sendable {
     }
 
     /// The mean luma once the frames reflect a change made before this call: waits `settle` frames (the driver's
-    /// queue holds frames generated earlier), then until two frames `settle` apart agree (up to 10 s).
-    func meanAfter(settle: Int = 8) throws -> Double {
+    /// queue holds frames generated earlier), then until two frames `settle` apart agree. Under the guest's emulated
+    /// CPU the session runs at a few frames per second, so each wait allows 20 s.
+    func meanAfter(settle: Int = 6) throws -> Double {
         func waitFrames(_ count: Int) throws -> Double {
             let start = state.withLock { $0.frames }
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(20)
             while state.withLock({ $0.frames }) < start + count && Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.02)
             }
@@ -38,7 +39,7 @@ final class LumaRecorder: Sendable {
             return try #require(mean)
         }
         var previous = try waitFrames(settle)
-        for _ in 0..<5 {
+        for _ in 0..<3 {
             let current = try waitFrames(settle)
             if abs(current - previous) < 0.5 { return current }
             previous = current
