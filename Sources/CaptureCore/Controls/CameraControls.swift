@@ -30,16 +30,26 @@ public final class CameraControls: Sendable {
     /// The control named `key` (its `v4l2-ctl` name, such as `exposure_time_absolute`), its driver name
     /// (`Brightness`), or its id as `0x…` or decimal text.
     public func description(of key: String) throws(ControlError) -> ControlDescription {
-        let all = try descriptions()
+        try Self.find(key, in: descriptions())
+    }
+
+    /// The control with `id`.
+    public func description(of id: UInt32) throws(ControlError) -> ControlDescription {
+        try Self.find(id, in: descriptions())
+    }
+
+    /// The control named `key` in `all` (see `description(of:)`).
+    static func find(_ key: String, in all: [ControlDescription]) throws(ControlError) -> ControlDescription {
         if let id = controlID(key), let match = all.first(where: { $0.id == id }) { return match }
         if let match = all.first(where: { $0.key == key || $0.name == key }) { return match }
         throw ControlError.noSuchControl(key)
     }
 
-    /// The control with `id`.
-    public func description(of id: UInt32) throws(ControlError) -> ControlDescription {
-        guard let match = try descriptions().first(where: { $0.id == id }) else {
-            throw ControlError.noSuchControl(hex8(UInt64(id)))
+    /// The control with `id` in `all`; the error names a standard control by its `v4l2-ctl` name.
+    static func find(_ id: UInt32, in all: [ControlDescription]) throws(ControlError) -> ControlDescription {
+        guard let match = all.first(where: { $0.id == id }) else {
+            let name = V4L2ControlID.standardKeys.filter { $0.value == id }.map(\.key).sorted().first
+            throw ControlError.noSuchControl(name ?? hex8(UInt64(id)))
         }
         return match
     }
@@ -72,9 +82,10 @@ public final class CameraControls: Sendable {
 
     /// The current values of several controls, read in one request.
     public func values(_ keys: [String]) throws(ControlError) -> [(control: ControlDescription, value: ControlValue)] {
+        let all = try descriptions()
         var controls: [ControlDescription] = []
         for key in keys {
-            let control = try description(of: key)
+            let control = try Self.find(key, in: all)
             guard control.isReadable else { throw ControlError.writeOnly(control.key) }
             controls.append(control)
         }
@@ -91,9 +102,10 @@ public final class CameraControls: Sendable {
     ///
     /// Every value is checked first (see the type's rule); if any is refused, nothing is written.
     public func set(_ assignments: [(key: String, value: ControlValue)]) throws(ControlError) {
+        let all = try descriptions()
         var checked: [ControlAssignment] = []
         for (key, value) in assignments {
-            checked.append(ControlAssignment(try description(of: key), value))
+            checked.append(ControlAssignment(try Self.find(key, in: all), value))
         }
         // An automatic mode switched off in the same request makes its manual control active: check it as such,
         // and put the automatic controls first in the request.
@@ -118,9 +130,10 @@ public final class CameraControls: Sendable {
     /// Sets several controls given as text (`--set brightness=140,exposure_auto=1`): each text is read by
     /// ``ControlDescription/value(parsing:)``, then all are set as ``set(_:)`` does.
     public func set(parsing assignments: [(key: String, text: String)]) throws(ControlError) {
+        let all = try descriptions()
         var values: [(key: String, value: ControlValue)] = []
         for (key, text) in assignments {
-            values.append((key, try description(of: key).value(parsing: text)))
+            values.append((key, try Self.find(key, in: all).value(parsing: text)))
         }
         try set(values)
     }

@@ -89,15 +89,18 @@ extension CameraControls {
         for pass in 0..<2 {
             let settings = pass == 0 ? ordered : retry
             retry = []
+            // Flags change only when a control that updates others is written: query again only then.
+            var all = try descriptions()
             for setting in settings {
                 do throws(ControlError) {
-                    let control = try description(of: setting.id)
+                    let control = try Self.find(setting.id, in: all)
                     guard control.key == setting.key || control.name == setting.key else {
                         throw ControlError.noSuchControl(setting.key)
                     }
                     try control.validate(setting.value)
                     try channel.write([ControlAssignment(control, setting.value)])
                     applied.append(setting.key)
+                    if control.flags.contains(.update) || automatic.contains(control.id) { all = try descriptions() }
                 } catch {
                     if case .inactive = error, pass == 0 {
                         retry.append(setting)
