@@ -180,6 +180,19 @@ struct CameraControlsTests {
         #expect(throws: ControlError.self) { try CameraProvider.recorded([recorded]).controls(for: recorded) }
     }
 
+    @Test("the capturer gives the controls of its provider's devices, shared: a write through one is seen by another")
+    func throughCapturer() throws {
+        let list = try RecordedDevice.loadControls(path: Fixtures.url("devices/controls/uvc-logitech-current.txt").path)
+        let webcam = try RecordedDevice.load(path: Fixtures.url("devices/uvc-c920.txt").path).addingControls(list)
+        let capturer = CameraVideoCapturer(provider: .recordedDevices([webcam]))
+        let first = try capturer.controls(for: webcam.device)
+        let second = try capturer.controls(for: webcam.device)
+        try first.setPowerLineFrequency(.hz50)
+        #expect(try second.powerLineFrequency() == .hz50)
+        #expect(try second.listing().render().contains("value=1 (50 Hz)\n"))
+        #expect(!webcam.device.formats.isEmpty)
+    }
+
     @Test("values parse from text as v4l2-ctl reads them, plus menu names")
     func parsing() throws {
         let list = try V4L2ControlList.parse(Fixtures.text("devices/controls/vivid.txt"))
