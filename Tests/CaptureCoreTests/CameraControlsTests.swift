@@ -13,7 +13,9 @@ struct CameraControlsTests {
         return try CameraProvider.recordedDevices([recorded]).controls(for: recorded.device)
     }
 
-    @Test("manual exposure switches the automatic mode off first", arguments: ["uvc-logitech-current.txt"])
+    @Test(
+        "manual exposure switches the automatic mode off first",
+        arguments: ["uvc-logitech-current.txt", "uvc-current-list-ctrls.txt"])
     func manualExposure(file: String) async throws {
         let controls = try Self.controls(file)
         #expect(try controls.exposureMode() == .aperturePriority)

@@ -77,6 +77,19 @@ struct V4L2ControlListTests {
         #expect(current.render().contains("value=2 (60 Hz)\n"))
     }
 
+    @Test("a --list-ctrls dump (no menu items) keeps the selected items' names and lists no items")
+    func listCtrls() throws {
+        let list = try V4L2ControlList.parse(Fixtures.text("devices/controls/uvc-current-list-ctrls.txt"))
+        #expect(list.layout == .current)
+        #expect(!list.listsMenuItems)
+        let exposure = try #require(list.control("auto_exposure"))
+        #expect(exposure.value == .menu(3))
+        #expect(exposure.valueLabel == "Aperture Priority Mode")
+        #expect(exposure.description.menuItems.isEmpty)  // unknown: a write is checked against the range only
+        #expect(list.control("power_line_frequency")?.valueLabel == "50 Hz")
+        #expect(try V4L2ControlList.parse(Fixtures.text("devices/controls/vivid.txt")).listsMenuItems)
+    }
+
     @Test("the driver name becomes v4l2-ctl's key as name2var does")
     func keys() {
         #expect(ControlDescription.key(for: "White Balance Temperature, Auto") == "white_balance_temperature_auto")

@@ -57,6 +57,7 @@ public final class CameraControls: Sendable {
     /// The listing `v4l2-ctl --list-ctrls-menus` prints: headings and controls with their current values (read one
     /// by one, as `v4l2-ctl` does, so one unreadable control does not hide the others).
     public func listing() throws(ControlError) -> V4L2ControlList {
+        if let recorded = channel.recordedListing { return recorded }
         var entries: [V4L2ControlList.Entry] = []
         for control in try channel.queryControls() where !control.flags.contains(.disabled) {
             var entry = V4L2ControlList.Entry(control)
@@ -69,7 +70,7 @@ public final class CameraControls: Sendable {
             }
             entries.append(entry)
         }
-        return V4L2ControlList(entries: entries, layout: channel.listingLayout)
+        return V4L2ControlList(entries: entries)
     }
 
     /// The current value of one control.

@@ -23,12 +23,14 @@ package protocol ControlChannel: Sendable {
     func write(_ assignments: [ControlAssignment]) throws(ControlError)
     /// Changes to `controls` made by others, until the stream's consumer stops.
     func events(_ controls: [ControlDescription]) throws(ControlError) -> AsyncStream<ControlEvent>
-    /// The layout listings of this device render in: `v4l2-ctl` 1.22's for devices, the dump's for recorded ones.
-    var listingLayout: V4L2ControlList.Layout { get }
+    /// The listing as it stands, for a recorded device (in its dump's layout, with what only the dump says, such
+    /// as menu-item names a `--list-ctrls` dump gives for the selected items); `nil` for a device, whose listing
+    /// is queried.
+    var recordedListing: V4L2ControlList? { get }
 }
 
 extension ControlChannel {
-    package var listingLayout: V4L2ControlList.Layout { .current }
+    package var recordedListing: V4L2ControlList? { nil }
 }
 
 /// A backend whose devices have controls.

@@ -31,6 +31,10 @@ public struct ControlFlags: OptionSet, Sendable, Hashable, Codable {
     public static let modifyLayout = ControlFlags(rawValue: 0x0400)
     /// An array whose element count changes (`V4L2_CTRL_FLAG_DYNAMIC_ARRAY`).
     public static let dynamicArray = ControlFlags(rawValue: 0x0800)
+    /// The driver reports minimum and maximum values through `V4L2_CTRL_WHICH_MIN_VAL`/`MAX_VAL`
+    /// (`V4L2_CTRL_FLAG_HAS_WHICH_MIN_MAX`, newer kernels;
+    /// `v4l2-ctl` 1.22 prints it as `0x00001000`).
+    public static let hasMinMax = ControlFlags(rawValue: 0x1000)
 
     /// The flags `v4l2-ctl` 1.22 names, in the order it prints them (`ctrlflags2s` in v4l-utils); other bits are
     /// printed as one `0x%08x` number.
@@ -41,7 +45,7 @@ public struct ControlFlags: OptionSet, Sendable, Hashable, Codable {
     ]
 
     /// Names newer `v4l2-ctl` versions print, accepted when parsing.
-    static let newerNames: [(ControlFlags, String)] = [(.dynamicArray, "dynamic-array")]
+    static let newerNames: [(ControlFlags, String)] = [(.dynamicArray, "dynamic-array"), (.hasMinMax, "has-min-max")]
 
     /// The flags as `v4l2-ctl` 1.22 lists them: `read-only, volatile`, with unnamed bits as `0x00000800`.
     public var v4l2CtlText: String {

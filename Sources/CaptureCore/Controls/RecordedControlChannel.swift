@@ -9,13 +9,15 @@ package final class RecordedControlChannel: ControlChannel {
     }
 
     package let deviceName: String
-    package let listingLayout: V4L2ControlList.Layout
+    private let layout: V4L2ControlList.Layout
+    private let listsMenuItems: Bool
     private let state: Locked<State>
 
     /// Controls starting as `list` shows them.
     package init(deviceName: String, list: V4L2ControlList) {
         self.deviceName = deviceName
-        self.listingLayout = list.layout
+        self.layout = list.layout
+        self.listsMenuItems = list.listsMenuItems
         self.state = Locked(State(entries: list.entries))
     }
 
@@ -56,7 +58,10 @@ package final class RecordedControlChannel: ControlChannel {
                 }
                 let control = entries[index].description
                 guard control.isWritable else { return .failure(.readOnly(control.key)) }
-                if control.type != .button { entries[index].value = assignment.value }
+                if control.type != .button {
+                    if entries[index].value != assignment.value { entries[index].valueLabel = nil }
+                    entries[index].value = assignment.value
+                }
                 events.append(Self.event(entries[index], changes: .value))
                 if let rule = V4L2ControlID.automaticModes.first(where: { $0.automatic == control.id }),
                     let manual = entries.firstIndex(where: { $0.description.id == rule.manual }),
@@ -107,9 +112,8 @@ package final class RecordedControlChannel: ControlChannel {
         return filtered
     }
 
-    /// The current listing (for tests and the CLI).
-    package var list: V4L2ControlList {
-        V4L2ControlList(entries: state.withLock { $0.entries }, layout: listingLayout)
+    package var recordedListing: V4L2ControlList? {
+        V4L2ControlList(entries: state.withLock { $0.entries }, layout: layout, listsMenuItems: listsMenuItems)
     }
 
     private static func event(_ entry: V4L2ControlList.Entry, changes: ControlEvent.Changes) -> ControlEvent {

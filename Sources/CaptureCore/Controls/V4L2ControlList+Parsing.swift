@@ -29,6 +29,9 @@ private struct ControlListParser {
     private var currentEvidence = false
     /// Menu values printed without an item name although the item is listed (only 1.14–1.21 do that).
     private var bareMenuValues: [(entry: Int, index: Int64)] = []
+    /// Menu values printed with their item (`3 (Aperture Priority Mode)`, `4 (5 0x5)`): the item text by entry.
+    private var namedMenuValues: [(entry: Int, text: Substring)] = []
+    private var sawMenuItemLine = false
     private var number = 0
     private var line = ""
 
@@ -72,6 +75,11 @@ private struct ControlListParser {
                 entries[index].description.id = next.description.controlClass | 1
             }
         }
+        // A `--list-ctrls` dump (no item lines) still names the selected item in each menu value: keep that text.
+        let listsMenuItems = sawMenuItemLine || !entries.contains { $0.description.type.isMenu }
+        if !listsMenuItems {
+            for (entry, text) in namedMenuValues { entries[entry].valueLabel = String(text) }
+        }
         let layout: V4L2ControlList.Layout
         if withIDs == false {
             layout = .withoutIDs
@@ -83,7 +91,7 @@ private struct ControlListParser {
             let listed = bareMenuValues.contains { entries[$0.entry].description.menuItem($0.index) != nil }
             layout = listed ? .withIDs : .current
         }
-        return V4L2ControlList(entries: entries, layout: layout)
+        return V4L2ControlList(entries: entries, layout: layout, listsMenuItems: listsMenuItems)
     }
 
     // MARK: - Control lines
@@ -244,6 +252,7 @@ private struct ControlListParser {
                 bareMenuValues.append((entries.count, Int64(index)))
             } else if suffix.hasPrefix(" (") && suffix.hasSuffix(")") {
                 currentEvidence = true
+                namedMenuValues.append((entries.count, suffix.dropFirst(2).dropLast()))
             } else {
                 throw failure("unexpected text after the menu value")
             }
@@ -315,6 +324,7 @@ private struct ControlListParser {
         guard let last = entries.indices.last, entries[last].description.type.isMenu else {
             throw failure("a menu item outside a menu control")
         }
+        sawMenuItemLine = true
         var body = text.dropFirst(digits.count + 1)
         if body.hasPrefix(" ") { body = body.dropFirst() }
         var control = entries[last].description

@@ -1,5 +1,6 @@
 extension V4L2ControlList {
-    /// The list as `v4l2-ctl --list-ctrls-menus` prints it in ``layout``, byte for byte.
+    /// The list as `v4l2-ctl --list-ctrls-menus` prints it in ``layout``, byte for byte (as `--list-ctrls` prints
+    /// it when ``listsMenuItems`` is false).
     ///
     /// Follows `list_controls`, `print_control` and `print_qctrl` in v4l-utils 1.22: a heading is `\n<name>\n\n`;
     /// a control is its name right-aligned in 31 columns, ` 0x%08x` (not in ``Layout/withoutIDs``), the type in
@@ -28,7 +29,7 @@ extension V4L2ControlList {
         text += valueText(entry)
         if !control.flags.isEmpty { text += " flags=" + control.flags.v4l2CtlText }
         text += "\n"
-        if control.type.isMenu {
+        if control.type.isMenu && listsMenuItems {
             for item in control.menuItems where item.index >= control.minimum && item.index <= control.maximum {
                 if control.type == .menu {
                     text += "\t\t\t\t\(item.index): \(item.name ?? "")\n"
@@ -108,11 +109,15 @@ extension V4L2ControlList {
         case .integer64: return String(number)
         case .menu:
             let index = Int32(truncatingIfNeeded: number)
-            guard let item = control.menuItem(Int64(index)) else { return String(index) }
+            guard let item = control.menuItem(Int64(index)) else {
+                return entry.valueLabel.map { "\(index) (\($0))" } ?? String(index)
+            }
             return "\(index) (\(item.name ?? ""))"
         case .integerMenu:
             let index = Int32(truncatingIfNeeded: number)
-            guard let item = control.menuItem(Int64(index)) else { return String(index) }
+            guard let item = control.menuItem(Int64(index)) else {
+                return entry.valueLabel.map { "\(index) (\($0))" } ?? String(index)
+            }
             let value = item.value ?? 0
             return "\(index) (\(value) 0x\(String(UInt64(bitPattern: value), radix: 16)))"
         default:

@@ -26,12 +26,19 @@ public struct V4L2ControlList: Sendable, Hashable, Codable {
         /// The `errno` reading the value failed with, if it did (`v4l2-ctl` prints `error N getting ext_ctrl NAME`
         /// instead of the control).
         public var readError: Int32?
+        /// The selected menu item as a `--list-ctrls` dump names it (`50 Hz`, `5 0x5`) when the dump lists no menu
+        /// items, so the item is known only by that text.
+        public var valueLabel: String?
 
         /// Creates an entry.
-        public init(_ description: ControlDescription, value: ControlValue? = nil, readError: Int32? = nil) {
+        public init(
+            _ description: ControlDescription, value: ControlValue? = nil, readError: Int32? = nil,
+            valueLabel: String? = nil
+        ) {
             self.description = description
             self.value = value
             self.readError = readError
+            self.valueLabel = valueLabel
         }
     }
 
@@ -39,11 +46,14 @@ public struct V4L2ControlList: Sendable, Hashable, Codable {
     public var entries: [Entry]
     /// The layout to render in.
     public var layout: Layout
+    /// Whether menu items are listed under menu controls, as `--list-ctrls-menus` does (`--list-ctrls` does not).
+    public var listsMenuItems: Bool
 
     /// Creates a list.
-    public init(entries: [Entry], layout: Layout = .current) {
+    public init(entries: [Entry], layout: Layout = .current, listsMenuItems: Bool = true) {
         self.entries = entries
         self.layout = layout
+        self.listsMenuItems = listsMenuItems
     }
 
     /// The controls, without class headings.
