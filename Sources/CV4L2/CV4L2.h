@@ -5,6 +5,7 @@
 #include <linux/videodev2.h>
 #include <libv4l2.h>
 #include <sys/ioctl.h>
+#include <stddef.h>
 
 // v4l2_ioctl is variadic, which Swift cannot call.
 static inline int cv4l2_ioctl(int fd, unsigned long request, void *argument) {
@@ -34,6 +35,10 @@ static const unsigned long CV4L2_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long CV4L2_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
 static const unsigned long CV4L2_VIDIOC_G_EXT_CTRLS = VIDIOC_G_EXT_CTRLS;
 static const unsigned long CV4L2_VIDIOC_S_EXT_CTRLS = VIDIOC_S_EXT_CTRLS;
+static const unsigned long CV4L2_VIDIOC_TRY_EXT_CTRLS = VIDIOC_TRY_EXT_CTRLS;
+static const unsigned long CV4L2_VIDIOC_SUBSCRIBE_EVENT = VIDIOC_SUBSCRIBE_EVENT;
+static const unsigned long CV4L2_VIDIOC_UNSUBSCRIBE_EVENT = VIDIOC_UNSUBSCRIBE_EVENT;
+static const unsigned long CV4L2_VIDIOC_DQEVENT = VIDIOC_DQEVENT;
 static const unsigned long CV4L2_VIDIOC_G_INPUT = VIDIOC_G_INPUT;
 static const unsigned long CV4L2_VIDIOC_S_INPUT = VIDIOC_S_INPUT;
 
@@ -44,6 +49,19 @@ static const unsigned int CV4L2_CID_USER_BASE = V4L2_CID_USER_BASE;
 
 // 0x80000000 does not fit the Int32 Swift gives other flag macros; typed here as the u32 `id` field it is ORed into.
 static const unsigned int CV4L2_CTRL_FLAG_NEXT_CTRL = V4L2_CTRL_FLAG_NEXT_CTRL;
+static const unsigned int CV4L2_CTRL_FLAG_NEXT_COMPOUND = V4L2_CTRL_FLAG_NEXT_COMPOUND;
+
+// Extended controls: which values to get or set, and the event type and flags for control changes.
+static const unsigned int CV4L2_CTRL_WHICH_CUR_VAL = V4L2_CTRL_WHICH_CUR_VAL;
+static const unsigned int CV4L2_EVENT_CTRL = V4L2_EVENT_CTRL;
+static const unsigned int CV4L2_EVENT_SUB_FL_ALLOW_FEEDBACK = V4L2_EVENT_SUB_FL_ALLOW_FEEDBACK;
+
+// struct v4l2_ext_control is packed (its 8-byte value union sits at offset 12), which Swift cannot lay out as a
+// Swift struct; the ioctl layer fills an array of them as bytes at these offsets.
+static const unsigned long CV4L2_EXT_CONTROL_SIZE = sizeof(struct v4l2_ext_control);
+static const unsigned long CV4L2_EXT_CONTROL_ID_OFFSET = offsetof(struct v4l2_ext_control, id);
+static const unsigned long CV4L2_EXT_CONTROL_SIZE_OFFSET = offsetof(struct v4l2_ext_control, size);
+static const unsigned long CV4L2_EXT_CONTROL_VALUE_OFFSET = offsetof(struct v4l2_ext_control, value);
 
 // libv4l2 flags for v4l2_fd_open.
 static const int CV4L2_DISABLE_CONVERSION = V4L2_DISABLE_CONVERSION;

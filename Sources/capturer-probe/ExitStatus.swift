@@ -33,6 +33,12 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
     static let malformedSessionDescription = ExitStatus(rawValue: 13)
     /// SRTP: a malformed key, or every packet failed authentication (the wrong key).
     static let srtpKeyRejected = ExitStatus(rawValue: 14)
+    /// `controls`: no control has that name or id.
+    static let unknownControl = ExitStatus(rawValue: 15)
+    /// `controls`: the value is out of range, off the step, or not a value of that control.
+    static let invalidControlValue = ExitStatus(rawValue: 16)
+    /// `controls`: the control cannot be written (read-only, inactive, grabbed) or read (write-only) now.
+    static let controlNotWritable = ExitStatus(rawValue: 17)
 
     /// The status for a ``CaptureError`` code.
     init(_ code: CaptureError.Code) {
@@ -41,7 +47,7 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
         case .notACaptureDevice: self = .notACaptureDevice
         case .deviceBusy: self = .deviceBusy
         case .permissionDenied: self = .permissionDenied
-        case .malformedFormatList, .malformedFile: self = .malformedInput
+        case .malformedFormatList, .malformedControlList, .malformedFile: self = .malformedInput
         case .noUsableFormat, .formatNotSupported: self = .noUsableFormat
         case .invalidArgument: self = .usage
         default: self = .captureFailed
@@ -59,6 +65,7 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
         case .deviceBusy: "another program is using the camera; close it and retry"
         case .permissionDenied: "add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
         case .malformedFormatList: "pass the unmodified output of 'v4l2-ctl --list-formats-ext'"
+        case .malformedControlList: "pass the unmodified output of 'v4l2-ctl --list-ctrls-menus'"
         case .malformedFile: "check the file is complete and in the expected format"
         case .noUsableFormat, .formatNotSupported: "see 'capturer-probe formats' for what the device offers"
         default: nil
@@ -81,6 +88,9 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
          12  UDP port in use
          13  malformed session description (SDP) file
          14  SRTP key rejected (malformed, or packets failed authentication: the wrong key)
+         15  unknown control name or id (controls)
+         16  invalid control value: out of range, off the step, or not a value of the control (controls)
+         17  control not writable or readable now: read-only, write-only, inactive, grabbed (controls)
          64  usage error (bad or missing argument, e.g. --target 0x0)
         """
 }

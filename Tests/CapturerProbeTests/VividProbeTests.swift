@@ -40,6 +40,29 @@ struct VividProbeTests {
         #expect(ours.stdout == String(decoding: reference.stdout, as: UTF8.self))
     }
 
+    @Test("controls is byte-identical to v4l2-ctl --list-ctrls-menus and exits 0; --get matches --get-ctrl")
+    func controlsMatchV4L2Ctl() async throws {
+        let node = try #require(VividNode.node)
+        let v4l2ctl = try #require(ExternalProcess.which("v4l2-ctl"))
+        // vivid's gain is volatile (it follows the clock's seconds): retry if the two reads straddle a change.
+        var ours = ""
+        var theirs = ""
+        for _ in 0..<3 {
+            let result = try await Probe.run(["controls", "--device", node])
+            #expect(result.status == 0, "\(result.stderr)")
+            ours = result.stdout
+            theirs = String(decoding: try await ExternalProcess.run(v4l2ctl, ["-d", node, "-L"]).stdout, as: UTF8.self)
+            if ours == theirs { break }
+        }
+        #expect(ours == theirs)
+        let keys = "brightness,menu,integer_menu,bitmask,string,integer_64_bits"
+        let get = try await Probe.run(["controls", "--device", node, "--get", keys])
+        let reference = try await ExternalProcess.run(v4l2ctl, ["-d", node, "--get-ctrl", keys])
+        #expect(get.stdout == String(decoding: reference.stdout, as: UTF8.self))
+        let refused = try await Probe.run(["controls", "--device", node, "--set", "brightness=999"])
+        #expect(refused.status == 16)
+    }
+
     @Test("list shows the node as the default device; select and capture work on it")
     func listSelectCapture() async throws {
         let node = try #require(VividNode.node)

@@ -16,6 +16,8 @@ public struct RecordedDevice: Sendable, Hashable {
     /// The device description: kind ``CaptureDevice/Kind/recorded``, id `recorded:<name>`, the list's pixel formats
     /// and formats.
     public let device: CaptureDevice
+    /// The device's controls as a `v4l2-ctl --list-ctrls-menus` dump shows them, if one was added.
+    public private(set) var controlList: V4L2ControlList?
 
     /// A recorded device from the text of a dump. Its id is `recorded:<name>`.
     ///
@@ -61,9 +63,43 @@ public struct RecordedDevice: Sendable, Hashable {
         self.device = device
     }
 
+    /// A recorded device with no formats, only controls: for inspecting and testing controls of a camera whose
+    /// format list was not recorded. Its id is `recorded:<name>`.
+    public init(name: String, controls: V4L2ControlList, node: String? = nil) {
+        var device = CaptureDevice(id: "recorded:\(name)", name: name, kind: .recorded, node: node, formats: [])
+        device.driver = "recorded"
+        self.formatList = V4L2FormatList(entries: [])
+        self.device = device
+        self.controlList = controls
+    }
+
+    /// This device with `controls` (for example from ``loadControls(path:)``) as its controls.
+    public func addingControls(_ controls: V4L2ControlList) -> RecordedDevice {
+        var copy = self
+        copy.controlList = controls
+        return copy
+    }
+
+    /// Reads and parses a `v4l2-ctl --list-ctrls-menus` dump.
+    ///
+    /// - Throws: ``CaptureError/Code/deviceNotFound`` when the file does not exist, ``CaptureError/Code/ioFailure``
+    ///   when it cannot be read, ``CaptureError/Code/malformedControlList`` when it is not a control listing.
+    public static func loadControls(path: String) throws(CaptureError) -> V4L2ControlList {
+        do {
+            return try V4L2ControlList.parse(
+                try readText(path, what: "the control listing", malformed: .malformedControlList))
+        } catch {
+            var located = error
+            located.device = located.device ?? path
+            throw located
+        }
+    }
+
     /// The file's bytes as UTF-8 text.
-    private static func readText(_ path: String) throws(CaptureError) -> String {
-        let fd = try FileDescriptor.openForReading(path, what: "the format list")
+    private static func readText(
+        _ path: String, what: String = "the format list", malformed: CaptureError.Code = .malformedFormatList
+    ) throws(CaptureError) -> String {
+        let fd = try FileDescriptor.openForReading(path, what: what)
         defer { try? fd.close() }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
@@ -73,17 +109,17 @@ public struct RecordedDevice: Sendable, Hashable {
                 count = try chunk.withUnsafeMutableBytes { try fd.read(into: $0) }
             } catch {
                 throw CaptureError(
-                    .ioFailure, "cannot read the format list", device: path, call: "read", errno: error as? Errno)
+                    .ioFailure, "cannot read \(what)", device: path, call: "read", errno: error as? Errno)
             }
             if count == 0 { break }
             bytes += chunk[..<count]
             guard bytes.count <= maximumFileSize else {
                 throw CaptureError(
-                    .malformedFormatList, "the file is larger than \(maximumFileSize) bytes", device: path)
+                    malformed, "the file is larger than \(maximumFileSize) bytes", device: path)
             }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw CaptureError(.malformedFormatList, "the file is not UTF-8 text", device: path)
+            throw CaptureError(malformed, "the file is not UTF-8 text", device: path)
         }
         return text
     }

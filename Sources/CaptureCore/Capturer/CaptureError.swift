@@ -9,7 +9,8 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case deviceNotFound, notACaptureDevice, permissionDenied, deviceBusy, bandwidthExceeded
             case deviceDisconnected, noUsableFormat, formatNotSupported, invalidArgument, invalidState
-            case streamStalled, malformedFormatList, malformedFile, endOfStream, ioFailure, conversionFailed
+            case streamStalled, malformedFormatList, malformedControlList, malformedFile, endOfStream, ioFailure,
+                conversionFailed
             case driverError
         }
         private let base: Base
@@ -39,6 +40,8 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let streamStalled = Code(.streamStalled)
         /// A `v4l2-ctl --list-formats-ext` dump could not be parsed.
         public static let malformedFormatList = Code(.malformedFormatList)
+        /// A `v4l2-ctl --list-ctrls-menus` dump could not be parsed.
+        public static let malformedControlList = Code(.malformedControlList)
         /// A media file (Y4M, IVF) is malformed or truncated.
         public static let malformedFile = Code(.malformedFile)
         /// A file camera reached the end of its file.

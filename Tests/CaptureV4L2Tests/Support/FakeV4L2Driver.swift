@@ -40,6 +40,9 @@ final class FakeV4L2Driver: V4L2Driver {
         var deviceCaps: UInt32? = UInt32(V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_STREAMING)
         var formats: [Format] = []
         var controls: [UInt32: Int32] = [:]
+        /// Controls answered through the extended-control ioctls (`VIDIOC_QUERY_EXT_CTRL`, `VIDIOC_G/S/TRY_EXT_CTRLS`),
+        /// with menu items for `VIDIOC_QUERYMENU`; values start at the defaults.
+        var extendedControls: [ControlDescription] = []
         /// The interval S_PARM grants (nil: whatever was asked).
         var grantedInterval: FrameInterval?
         /// The size S_FMT sets (nil: whatever was asked).
@@ -90,6 +93,11 @@ final class FakeV4L2Driver: V4L2Driver {
         var offsets: [Int: UInt] = [:]
         /// The sizes ENUM_FRAMEINTERVALS was asked about.
         var intervalQueries: [Dimensions] = []
+        /// Current values of the extended controls (numbers; strings separately).
+        var extendedValues: [UInt32: Int64] = [:]
+        var extendedStrings: [UInt32: String] = [:]
+        /// One-shot failures of an extended-control call: the errno and the `error_idx` to report.
+        var extendedFailures: [String: (errno: Errno, index: UInt32)] = [:]
     }
 
     let state = Locked(State())
@@ -106,6 +114,12 @@ final class FakeV4L2Driver: V4L2Driver {
     func failAfter(_ call: String, successes: Int, with error: Errno) {
         state.withLock { $0.delayedFailures[call] = (successes, error) }
     }
+    /// Makes the next `call` (`VIDIOC_S_EXT_CTRLS`, …) fail with `error`, reporting `errorIndex` as `error_idx`.
+    func failExtended(_ call: String, with error: Errno, errorIndex: UInt32) {
+        state.withLock { $0.extendedFailures[call] = (error, errorIndex) }
+    }
+    /// The current value of extended control `id`.
+    func extendedValue(_ id: UInt32) -> Int64? { state.withLock { $0.extendedValues[id] } }
     func failOpen(_ node: String, with error: Errno) { state.withLock { $0.openFailures[node] = error } }
     var calls: [String] { state.withLock { $0.calls } }
     /// The sizes `VIDIOC_ENUM_FRAMEINTERVALS` was asked about (first entry of each enumeration).
@@ -223,6 +237,8 @@ final class FakeV4L2Driver: V4L2Driver {
         CV4L2_VIDIOC_STREAMON: "VIDIOC_STREAMON", CV4L2_VIDIOC_STREAMOFF: "VIDIOC_STREAMOFF",
         CV4L2_VIDIOC_QUERYCTRL: "VIDIOC_QUERYCTRL", CV4L2_VIDIOC_G_CTRL: "VIDIOC_G_CTRL",
         CV4L2_VIDIOC_S_CTRL: "VIDIOC_S_CTRL", CV4L2_VIDIOC_QUERYMENU: "VIDIOC_QUERYMENU",
+        CV4L2_VIDIOC_QUERY_EXT_CTRL: "VIDIOC_QUERY_EXT_CTRL", CV4L2_VIDIOC_G_EXT_CTRLS: "VIDIOC_G_EXT_CTRLS",
+        CV4L2_VIDIOC_S_EXT_CTRLS: "VIDIOC_S_EXT_CTRLS", CV4L2_VIDIOC_TRY_EXT_CTRLS: "VIDIOC_TRY_EXT_CTRLS",
     ]
 
     private static func handle(
@@ -404,8 +420,112 @@ final class FakeV4L2Driver: V4L2Driver {
             let control = argument.assumingMemoryBound(to: v4l2_control.self)
             guard let value = device.controls[control.pointee.id] else { return .invalidArgument }
             control.pointee.value = value
+        case "VIDIOC_QUERY_EXT_CTRL":
+            let query = argument.assumingMemoryBound(to: v4l2_query_ext_ctrl.self)
+            let requested = query.pointee.id
+            let next = CV4L2_CTRL_FLAG_NEXT_CTRL | CV4L2_CTRL_FLAG_NEXT_COMPOUND
+            let base = requested & ~next
+            let found =
+                requested & next != 0
+                ? device.extendedControls.filter { $0.id > base }.min { $0.id < $1.id }
+                : device.extendedControls.first { $0.id == base }
+            guard let control = found else { return .invalidArgument }
+            var answer = v4l2_query_ext_ctrl()
+            answer.id = control.id
+            answer.type = control.type.rawValue
+            setCString(&answer.name, control.name)
+            answer.minimum = control.minimum
+            answer.maximum = control.maximum
+            answer.step = control.step
+            answer.default_value = control.defaultValue
+            answer.flags = control.flags.rawValue
+            answer.elem_size = control.elementSize
+            answer.elems = control.elementCount
+            answer.nr_of_dims = UInt32(control.dimensions.count)
+            withUnsafeMutableBytes(of: &answer.dims) { dims in
+                for (index, size) in control.dimensions.prefix(4).enumerated() {
+                    dims.storeBytes(of: size, toByteOffset: index * 4, as: UInt32.self)
+                }
+            }
+            query.pointee = answer
+        case "VIDIOC_QUERYMENU":
+            let menu = argument.assumingMemoryBound(to: v4l2_querymenu.self)
+            guard let control = device.extendedControls.first(where: { $0.id == menu.pointee.id }),
+                let item = control.menuItem(Int64(menu.pointee.index))
+            else { return .invalidArgument }
+            if control.type == .menu {
+                setCString(&menu.pointee.name, item.name ?? "")
+            } else {
+                menu.pointee.value = item.value ?? 0
+            }
+        case "VIDIOC_G_EXT_CTRLS", "VIDIOC_S_EXT_CTRLS", "VIDIOC_TRY_EXT_CTRLS":
+            return extendedControls(name, argument.assumingMemoryBound(to: v4l2_ext_controls.self), device, &state)
         default:
             return .inappropriateIOCTLForDevice
+        }
+        return nil
+    }
+
+    /// G/S/TRY_EXT_CTRLS on the packed `v4l2_ext_control` array, read and written as bytes at CV4L2's offsets.
+    private static func extendedControls(
+        _ name: String, _ header: UnsafeMutablePointer<v4l2_ext_controls>, _ device: Device, _ state: inout State
+    ) -> Errno? {
+        if let failure = state.extendedFailures.removeValue(forKey: name) {
+            header.pointee.error_idx = failure.index
+            return failure.errno
+        }
+        let count = Int(header.pointee.count)
+        guard let array = UnsafeMutableRawPointer(header.pointee.controls) else { return .badAddress }
+        let stride = Int(CV4L2_EXT_CONTROL_SIZE)
+        var pending: [(UInt32, Int64, String?)] = []
+        for index in 0..<count {
+            let base = index * stride
+            let id = array.loadUnaligned(fromByteOffset: base + Int(CV4L2_EXT_CONTROL_ID_OFFSET), as: UInt32.self)
+            let valueOffset = base + Int(CV4L2_EXT_CONTROL_VALUE_OFFSET)
+            guard let control = device.extendedControls.first(where: { $0.id == id }) else {
+                header.pointee.error_idx = name == "VIDIOC_G_EXT_CTRLS" ? UInt32(index) : UInt32(count)
+                return .invalidArgument
+            }
+            let isString = control.type == .string
+            if name == "VIDIOC_G_EXT_CTRLS" {
+                if isString {
+                    let size = Int(
+                        array.loadUnaligned(fromByteOffset: base + Int(CV4L2_EXT_CONTROL_SIZE_OFFSET), as: UInt32.self))
+                    let pointer = array.loadUnaligned(fromByteOffset: valueOffset, as: UInt.self)
+                    guard let payload = UnsafeMutableRawPointer(bitPattern: pointer) else { return .badAddress }
+                    let bytes = Array((state.extendedStrings[id] ?? "").utf8.prefix(max(0, size - 1))) + [0]
+                    payload.copyMemory(from: bytes, byteCount: bytes.count)
+                } else {
+                    let value = state.extendedValues[id] ?? control.defaultValue
+                    if control.type == .integer64 {
+                        array.storeBytes(of: value, toByteOffset: valueOffset, as: Int64.self)
+                    } else {
+                        array.storeBytes(
+                            of: Int32(truncatingIfNeeded: value), toByteOffset: valueOffset, as: Int32.self)
+                    }
+                }
+                continue
+            }
+            if control.flags.contains(.readOnly) {
+                header.pointee.error_idx = name == "VIDIOC_TRY_EXT_CTRLS" ? UInt32(index) : UInt32(count)
+                return .permissionDenied
+            }
+            if isString {
+                let pointer = array.loadUnaligned(fromByteOffset: valueOffset, as: UInt.self)
+                guard let payload = UnsafeRawPointer(bitPattern: pointer) else { return .badAddress }
+                pending.append((id, 0, String(cString: payload.assumingMemoryBound(to: CChar.self))))
+            } else {
+                let value =
+                    control.type == .integer64
+                    ? array.loadUnaligned(fromByteOffset: valueOffset, as: Int64.self)
+                    : Int64(array.loadUnaligned(fromByteOffset: valueOffset, as: Int32.self))
+                pending.append((id, value, nil))
+            }
+        }
+        if name == "VIDIOC_S_EXT_CTRLS" {
+            for (id, value, text) in pending {
+                if let text { state.extendedStrings[id] = text } else { state.extendedValues[id] = value }
+            }
         }
         return nil
     }
