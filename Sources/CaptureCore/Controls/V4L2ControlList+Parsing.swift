@@ -79,6 +79,24 @@ private struct ControlListParser {
         let listsMenuItems = sawMenuItemLine || !entries.contains { $0.description.type.isMenu }
         if !listsMenuItems {
             for (entry, text) in namedMenuValues { entries[entry].valueLabel = String(text) }
+        } else {
+            // v4l2-ctl names the selected item with the name it lists for it: a value line that names another
+            // (a damaged or hand-edited dump) would render as something else, so it is refused.
+            for (entry, text) in namedMenuValues {
+                let control = entries[entry].description
+                guard let index = entries[entry].value?.integerValue, let item = control.menuItem(index) else {
+                    continue
+                }
+                let listed =
+                    control.type == .menu
+                    ? (item.name ?? "")
+                    : "\(item.value ?? 0) 0x\(String(UInt64(bitPattern: item.value ?? 0), radix: 16))"
+                guard listed == text else {
+                    throw CaptureError(
+                        .malformedControlList,
+                        "\(control.name): the value names '\(text)' but menu item \(index) is listed as '\(listed)'")
+                }
+            }
         }
         let layout: V4L2ControlList.Layout
         if withIDs == false {

@@ -1,0 +1,22 @@
+import CaptureCore
+import CaptureTestSupport
+import Foundation
+import Testing
+
+/// Inputs the `control-list` fuzz target found (Fixtures/fuzz/regressions/).
+@Suite("Control-list fuzz regressions")
+struct ControlListFuzzRegressionTests {
+    /// Found as a broken invariant: vivid's dump with one menu item line overwritten. The value line said
+    /// `value=3 (No Movement)` but item 3 was listed as `No045 (button) : value=0 flags=…`; the list rendered the value
+    /// with the listed name, and that line no longer parsed.
+    @Test("a menu value naming another item than the one listed is malformed, naming both")
+    func valueNamesAnotherItem() throws {
+        let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/control-list-value-names-another-item"))
+        let error = try #require(throws: CaptureError.self) {
+            _ = try V4L2ControlList.parse(String(decoding: bytes, as: UTF8.self))
+        }
+        #expect(error.code == .malformedControlList)
+        #expect(
+            error.message.contains("the value names 'No Movement' but menu item 3 is listed as"), "\(error.message)")
+    }
+}
