@@ -87,7 +87,8 @@ public struct RTCPSourceDescriptionChunk: Sendable, Hashable, Codable {
 public struct RTCPBye: Sendable, Hashable, Codable {
     /// The sources leaving (at most 31 are serialized).
     public var ssrcs: [UInt32]
-    /// The optional reason for leaving (at most 255 octets are serialized).
+    /// The optional reason for leaving (at most 255 octets are serialized). A received reason that is not valid
+    /// UTF-8 reads as `nil`.
     public var reason: String?
 
     /// Creates a BYE.

@@ -83,8 +83,10 @@ extension RTCPCompoundPacket {
             if reader.remaining > 0 {
                 let length = Int(reader.bytes[reader.position])
                 try need(1 + length)
+                // RFC 3550 §6.6: UTF-8 text. Bytes that are not are dropped (the BYE itself still counts), rather
+                // than repaired into a different, longer string than the peer sent.
                 reason = String(
-                    decoding: UnsafeRawBufferPointer(
+                    validating: UnsafeRawBufferPointer(
                         rebasing: reader.bytes[reader.position + 1..<reader.position + 1 + length]),
                     as: UTF8.self)
             }
