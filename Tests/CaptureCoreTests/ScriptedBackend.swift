@@ -11,7 +11,9 @@ final class ScriptedBackend: CameraBackend {
         case frame
         /// End the session with this error (`nil`: a clean end of the source).
         case end(CaptureError?)
-        /// Signal ``ScriptedBackend/entered`` and wait until ``ScriptedBackend/open()`` (10 s at most).
+        /// Signal ``ScriptedBackend/entered`` and wait until ``ScriptedBackend/open()`` (120 s at most: a safety net
+        /// only, long enough for a test starved of the cooperative pool under a sanitizer on a loaded machine; 10 s
+        /// was not).
         case gate
     }
 
@@ -73,7 +75,7 @@ final class ScriptedBackend: CameraBackend {
                     events.ended(error)
                 case .gate:
                     backend.entered.signal()
-                    _ = backend.gate.wait(timeout: .now() + 10)
+                    _ = backend.gate.wait(timeout: .now() + 120)
                 }
             }
         }
