@@ -64,7 +64,7 @@ struct CapturerProbe: AsyncParsableCommand {
             }
             return .success
         } catch let error as CaptureError {
-            return report(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error.code))
+            return report(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error))
         } catch let error as ProbeFailure {
             return report(error.status, error.message, hint: error.hint)
         } catch {
