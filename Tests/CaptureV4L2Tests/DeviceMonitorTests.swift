@@ -117,8 +117,9 @@ struct DeviceMonitorTests {
         let fixture = try Fixture(settle: .milliseconds(200))
         let collector = Collector(try fixture.monitor.events())
         defer { collector.task.cancel() }
-        _ = FileManager.default.createFile(atPath: fixture.node("video5"), contents: nil)  // The fake serves no such node.
-        _ = FileManager.default.createFile(atPath: fixture.node("vbi0"), contents: nil)  // Not a video node.
+        // video5: the fake serves no such node; vbi0: not a video node.
+        _ = FileManager.default.createFile(atPath: fixture.node("video5"), contents: nil)
+        _ = FileManager.default.createFile(atPath: fixture.node("vbi0"), contents: nil)
         try await Task.sleep(for: .milliseconds(500))
         #expect(collector.events.withLock { $0.isEmpty })
         // A camera after that is still reported.
