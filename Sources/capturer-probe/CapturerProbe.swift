@@ -29,7 +29,9 @@ struct CapturerProbe: AsyncParsableCommand {
             \(ExitStatus.table)
             """,
         version: "1.0.0",
-        subcommands: [List.self, Formats.self, Select.self, Capture.self, Snapshot.self, Send.self, Receive.self],
+        subcommands: [
+            List.self, Formats.self, Select.self, Capture.self, Snapshot.self, Send.self, Receive.self, Monitor.self,
+        ],
         defaultSubcommand: List.self)
 
     /// Parses the arguments, bootstraps logging, runs the command and turns every failure into one line on standard
