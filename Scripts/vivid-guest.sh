@@ -63,7 +63,8 @@ elif [ ! -x "$bundle" ]; then
 fi
 # The vivid suites run one after the other, never in parallel: they share one device, the backend suite counts this
 # process's open descriptors, and its last test disconnects vivid (removing /dev/video0). So the capturer-probe suite
-# runs first, then the backend suite. Exit status 69 means no test matched: the bundle lacks that suite.
+# runs first, then the backend suite. The hot-plug suite unloads and reloads vivid (rmmod/insmod, once with n_devs=2)
+# and leaves it loaded with the boot options and /dev/video0 present; it runs before the backend suite. Exit status 69 means no test matched: the bundle lacks that suite.
 run_suite() {
   name=$1
   suite=$2
@@ -74,6 +75,7 @@ run_suite() {
 }
 run_suite swift-tests-probe VividProbeTests
 run_suite swift-tests-churn VividChurnTests
+run_suite swift-tests-hotplug VividHotplugTests
 run_suite swift-tests-backend VividGuestTests
 
 ls -l "$out"
