@@ -132,7 +132,7 @@ final class VividHotplugDelegate: CameraVideoCapturerDelegate {
     var count: Int { frames.withLock { $0.count } }
 
     /// Waits until `condition` holds (`seconds` at most); returns whether it did.
-    func until(seconds: Double = 5, _ condition: (VividHotplugDelegate) -> Bool) async -> Bool {
+    func until(seconds: Double = 20, _ condition: (VividHotplugDelegate) -> Bool) async -> Bool {
         for _ in 0..<Int(seconds * 100) {
             if condition(self) { return true }
             try? await Task.sleep(for: .milliseconds(10))
@@ -155,7 +155,8 @@ struct VividHotplugTests {
     func test1_busyNamesHolder() async throws {
         let pid = try VividPlug.spawn(["v4l2-ctl", "-d", Self.node, "--stream-mmap", "--stream-count=100000"])
         defer {
-            kill(pid, SIGTERM)
+            // SIGKILL: a child spawned from a test thread inherits its signal mask, which may block SIGTERM.
+            kill(pid, SIGKILL)
             VividPlug.wait(pid)
         }
         let device = try V4L2Backend.describe(node: Self.node)
