@@ -313,19 +313,24 @@ struct VividHotplugTests {
         }
         let format = try #require(
             first.formats.first { $0.pixelFormat == .yuyv && $0.size == .discrete(VividGuest.vga) })
-        try await capturer.startCapture(
+        let started = try await capturer.startCapture(
             device: first, format: format, fps: CaptureRules.frameRate(for: format.frameRates, limit: 30))
         #expect(await delegate.until { $0.count >= 10 })
 
         var timings: [String] = []
+        var formats: [String] = []
         for (target, dark) in [(second, false), (first, true), (second, false)] {
             let calledAt = MonotonicClock.nowNs()
             let configuration = try await capturer.switchCamera(to: target)
             let returnedAt = MonotonicClock.nowNs()
             let atReturn = delegate.count
             #expect(configuration.device.id == target.id)
-            #expect(configuration.granted.pixelFormat == .yuyv)
+            // The rules choose on the new camera for the size and rate the capture asked for (NV12 on vivid).
+            let chosen = capturer.selectFormat(
+                on: target, for: FormatRequest(target: VividGuest.vga, fpsLimit: started.requestedFPS))
+            #expect(configuration.format == chosen?.format)
             #expect(configuration.granted.dimensions == VividGuest.vga)
+            formats.append("\(configuration.granted.pixelFormat) \(configuration.granted.dimensions)")
             #expect(await delegate.until { $0.count >= atReturn + 10 }, "no frames from \(target.node ?? "")")
             let frames = delegate.frames.withLock { $0 }
             let after = frames[atReturn...]
@@ -343,7 +348,9 @@ struct VividHotplugTests {
         #expect(zip(frames.dropFirst(), frames).allSatisfy { $0.sequence == $1.sequence + 1 })
         #expect(!streamEnded.withLock { $0 })
         #expect(delegate.stops.withLock { $0.isEmpty })
-        print("switchCamera on vivid (YUYV 640x480): " + timings.joined(separator: "; "))
+        print(
+            "switchCamera on vivid (started in YUYV 640x480, switched to \(formats.joined(separator: ", "))): "
+                + timings.joined(separator: "; "))
         await capturer.stopCapture()
         await consumer.value
         #expect(streamEnded.withLock { $0 })
