@@ -210,3 +210,37 @@ struct AutoResumeTests {
         #expect(backend.counts.withLock { $0.started == 3 && $0.stopped == 3 })
     }
 }
+
+@Suite("CameraProvider.deviceEvents")
+struct ProviderDeviceEventsTests {
+    @Test("merges the backends that watch; cancelling the consumer releases every backend's watch")
+    func mergesAndReleases() async throws {
+        let first = PluggableBackend([PluggableBackend.camera("one", luma: 1)])
+        let second = PluggableBackend([PluggableBackend.camera("two", luma: 2)])
+        let fixed = PluggableBackend([PluggableBackend.camera("fixed", luma: 3)], watches: false)
+        let provider = CameraProvider(backends: [first, second, fixed])
+        let seen = Locked<[String]>([])
+        let consumer = Task {
+            for await event in provider.deviceEvents() {
+                seen.withLock { $0.append("\(event.kind) \(event.device.id)") }
+            }
+        }
+        #expect(await eventually { first.watcherCount == 1 && second.watcherCount == 1 })
+        first.unplug("one")
+        second.unplug("two")
+        second.plug("two")
+        #expect(await eventually { seen.withLock { $0.count } == 3 })
+        #expect(Set(seen.withLock { $0 }) == ["removed one", "removed two", "added two"])
+        consumer.cancel()
+        await consumer.value
+        #expect(await eventually { first.watcherCount == 0 && second.watcherCount == 0 })
+    }
+
+    @Test("with no backend that watches, the stream ends at once")
+    func endsAtOnce() async {
+        let provider = CameraProvider.builtIn
+        var count = 0
+        for await _ in provider.deviceEvents() { count += 1 }
+        #expect(count == 0)
+    }
+}
