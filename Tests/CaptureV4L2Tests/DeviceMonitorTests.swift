@@ -112,6 +112,24 @@ struct DeviceMonitorTests {
         #expect(events.first?.device.id == "usb-1")
     }
 
+    @Test("a known node whose description changes (udev's chmod, a new by-id link) is reported changed")
+    func changed() async throws {
+        let fixture = try Fixture()
+        fixture.plug("video2", bus: "usb-2")
+        let collector = Collector(try fixture.monitor.events())
+        defer { collector.task.cancel() }
+        // Same description: an attribute change alone reports nothing.
+        chmod(fixture.node("video2"), 0o640)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(collector.events.withLock { $0.isEmpty })
+        // udev adds the by-id link that gives the camera its stable id, and sets the node's group.
+        fixture.driver.link("usb-Vendor_Camera-video-index0", to: fixture.node("video2"))
+        chmod(fixture.node("video2"), 0o660)
+        let events = await collector.wait(for: 1)
+        #expect(events.map(\.kind) == [.changed])
+        #expect(events.first?.device.id == "usb-Vendor_Camera-video-index0")
+    }
+
     @Test("a node that never becomes usable is given up after the settle time, and nothing is reported")
     func givesUp() async throws {
         let fixture = try Fixture(settle: .milliseconds(200))
