@@ -64,10 +64,11 @@ fi
 # The vivid suites run one after the other, never in parallel: they share one device, the backend suite counts this
 # process's open descriptors, and its last test disconnects vivid (removing /dev/video0). So the capturer-probe suite
 # runs first, then the controls suite (which restores every control it changes: the backend suite compares frames
-# with the reference taken above), the churn suite, then the fault suite, which injects vivid's errors and resets each
-# control it changes; its last tests disconnect vivid and reload the module (rmmod/insmod from /etc/vivid-vm), so
-# /dev/video0 is back, with OSD text off again, for the backend suite after it. Exit status 69 means no test matched:
-# the bundle lacks that suite.
+# with the reference taken above), the churn suite, the hot-plug suite (it unloads and reloads vivid with rmmod/insmod,
+# once with n_devs=2, and leaves it loaded with the boot options and /dev/video0 present), then the fault suite, which
+# injects vivid's errors and resets each control it changes; its last tests disconnect vivid and reload the module,
+# so /dev/video0 is back, with OSD text off again, for the backend suite after it. Exit status 69 means no test
+# matched: the bundle lacks that suite.
 run_suite() {
   name=$1
   suite=$2
@@ -79,6 +80,7 @@ run_suite() {
 run_suite swift-tests-probe VividProbeTests
 run_suite swift-tests-controls VividControlsTests
 run_suite swift-tests-churn VividChurnTests
+run_suite swift-tests-hotplug VividHotplugTests
 run_suite swift-tests-faults VividFaultTests
 run_suite swift-tests-backend VividGuestTests
 

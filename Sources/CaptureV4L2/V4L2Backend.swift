@@ -66,4 +66,14 @@ extension V4L2Backend: CameraBackend {
             configuration: configuration, events: events, driver: scanner.driver, conversion: conversion,
             logger: logger)
     }
+
+    /// A ``DeviceMonitor`` of `/dev` on this backend's driver; `nil` when inotify cannot be set up.
+    package func deviceEvents() -> AsyncStream<DeviceEvent>? {
+        do {
+            return try DeviceMonitor(scanner: scanner, directory: "/dev", logger: logger).events()
+        } catch {
+            logger.warning("cannot watch for cameras: \(error)")
+            return nil
+        }
+    }
 }

@@ -31,6 +31,7 @@ struct CapturerProbe: AsyncParsableCommand {
         version: "1.0.0",
         subcommands: [
             List.self, Formats.self, Controls.self, Select.self, Capture.self, Snapshot.self, Send.self, Receive.self,
+            Monitor.self,
         ],
         defaultSubcommand: List.self)
 
@@ -66,7 +67,7 @@ struct CapturerProbe: AsyncParsableCommand {
             }
             return .success
         } catch let error as CaptureError {
-            return report(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error.code))
+            return report(ExitStatus(error.code), error.description, hint: ExitStatus.hint(for: error))
         } catch let error as ProbeFailure {
             return report(error.status, error.message, hint: error.hint)
         } catch {

@@ -56,6 +56,17 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
 
     init(rawValue: Int32) { self.rawValue = rawValue }
 
+    /// What to do about `error`: the generic advice for its code, unless the error already says it (a busy node whose
+    /// holders are named, a permission error that names the node's group).
+    static func hint(for error: CaptureError) -> String? {
+        switch error.code {
+        case .deviceBusy where !error.holders.isEmpty:
+            "stop " + error.holders.map(\.description).joined(separator: ", ") + " and retry"
+        case .permissionDenied where error.access != nil: nil
+        default: hint(for: error.code)
+        }
+    }
+
     /// What to do about an error with `code`.
     static func hint(for code: CaptureError.Code) -> String? {
         switch code {

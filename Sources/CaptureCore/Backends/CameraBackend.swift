@@ -105,6 +105,15 @@ package protocol CameraBackend: Sendable {
     func makeSession(
         _ configuration: CaptureSessionConfiguration, events: CaptureSessionEvents
     ) throws(CaptureError) -> any CaptureSession
+    /// Cameras added, removed and changed from now on, until the consumer stops iterating (cancellation ends the
+    /// stream and releases what watches); `nil` when the backend cannot watch (its devices are fixed). The watch is
+    /// in place when this returns, so that nothing that happens afterwards is missed.
+    func deviceEvents() -> AsyncStream<DeviceEvent>?
+}
+
+extension CameraBackend {
+    /// `nil`: the backend's devices do not come and go.
+    package func deviceEvents() -> AsyncStream<DeviceEvent>? { nil }
 }
 
 /// The set of backends a capturer uses, in order: devices are listed backend by backend.
@@ -134,6 +143,30 @@ public struct CameraProvider: Sendable {
     /// Whether the backend of `device` can deliver `pixelFormat`.
     public func canConvert(_ pixelFormat: PixelFormat, on device: CaptureDevice) -> Bool {
         backend(for: device)?.canConvert(pixelFormat) ?? false
+    }
+
+    /// Cameras added, removed and changed, from every backend that can watch its devices (the V4L2 backend watches
+    /// `/dev`), merged into one stream, until the consumer stops iterating. Backends whose devices are fixed (the
+    /// synthetic, recorded and file cameras) report nothing; with no backend that watches, the stream ends at once.
+    public func deviceEvents() -> AsyncStream<DeviceEvent> {
+        let sources = backends.compactMap { $0.deviceEvents() }
+        let (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self)
+        guard !sources.isEmpty else {
+            continuation.finish()
+            return stream
+        }
+        let forwarding = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for source in sources {
+                    group.addTask {
+                        for await event in source { continuation.yield(event) }
+                    }
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forwarding.cancel() }
+        return stream
     }
 
     package func backend(for device: CaptureDevice) -> (any CameraBackend)? {

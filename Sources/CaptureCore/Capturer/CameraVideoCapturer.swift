@@ -45,10 +45,13 @@ public final class CameraVideoCapturer: Sendable {
         var metrics: CapturerMetrics?
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 0
+        var automaticallyResumes = false
+        /// While paused: the task that waits for the camera to return and resumes.
+        var watcher: Task<Void, Never>?
 
         var isActive: Bool {
             switch phase {
-            case .starting, .running: true
+            case .starting, .running, .paused: true
             default: false
             }
         }
@@ -137,6 +140,22 @@ public final class CameraVideoCapturer: Sendable {
     public var isPaced: Bool {
         get { state.withLock { $0.paced } }
         set { state.withLock { $0.paced = newValue } }
+    }
+
+    /// Whether a capture whose camera is unplugged waits for the same camera (same ``CaptureDevice/id``) to return
+    /// and resumes in the same format (`true`), or ends with `deviceDisconnected` (`false`, the default).
+    ///
+    /// While it waits, ``captureState`` is ``CaptureState/paused(_:)``, the delegate has heard
+    /// ``CameraVideoCapturerDelegate/capturer(_:didPauseWith:)``, and the frame streams stay open. The capturer
+    /// watches the provider's ``CameraProvider/deviceEvents()`` (backends that cannot watch are checked every
+    /// 500 ms) and, when the camera is back, starts it again with the format, size and rate of the interrupted
+    /// capture; the delegate then hears ``CameraVideoCapturerDelegate/capturer(_:didResumeWith:)``. Timestamps stay
+    /// strictly increasing across the gap and sequence numbers go on. A camera that returns without that format is
+    /// not resumed (the capturer keeps waiting and logs why). ``stopCapture()`` while paused ends the capture
+    /// cleanly. Takes effect at the next disconnection.
+    public var automaticallyResumes: Bool {
+        get { state.withLock { $0.automaticallyResumes } }
+        set { state.withLock { $0.automaticallyResumes = newValue } }
     }
 
     /// What the rules pick on `device` for `request`, among the formats its backend can convert.
@@ -277,11 +296,7 @@ public final class CameraVideoCapturer: Sendable {
         }
         let (generation, sessionConfiguration) = try prepared.get()
 
-        let events = CaptureSessionEvents(
-            frame: { [weak self] buffer, timestamp in self?.deliver(buffer, timestamp, generation) },
-            dropped: { [weak self] reason in self?.dropped(reason, generation) },
-            ended: { [weak self] error in self?.ended(error, generation) },
-            skipped: { [weak self] count in self?.skipped(count, generation) })
+        let events = sessionEvents(generation)
         let session: any CaptureSession
         do throws(CaptureError) {
             session = try backend.makeSession(sessionConfiguration, events: events)
@@ -340,14 +355,20 @@ public final class CameraVideoCapturer: Sendable {
             let cleanup = state.cleanup
             state.cleanup = nil
             switch state.phase {
-            case .starting, .running:
+            case .starting, .running, .paused:
                 state.phase = .stopping
                 state.generation += 1
-                // While starting, the session may not exist yet: the start in flight then sees the new generation
-                // and stops its session itself.
+                // While starting (or resuming), the session may not exist yet: the start in flight then sees the new
+                // generation and stops its session itself.
                 let session = state.session
                 state.session = nil
-                let stopping = Task { await self.finishStop(session: session, after: cleanup) }
+                let watcher = state.watcher
+                state.watcher = nil
+                watcher?.cancel()
+                let stopping = Task {
+                    await watcher?.value
+                    await self.finishStop(session: session, after: cleanup)
+                }
                 state.stopping = stopping
                 return stopping
             case .failed:
@@ -377,6 +398,14 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     // MARK: Events from the session (capture thread)
+
+    private func sessionEvents(_ generation: UInt64) -> CaptureSessionEvents {
+        CaptureSessionEvents(
+            frame: { [weak self] buffer, timestamp in self?.deliver(buffer, timestamp, generation) },
+            dropped: { [weak self] reason in self?.dropped(reason, generation) },
+            ended: { [weak self] error in self?.ended(error, generation) },
+            skipped: { [weak self] count in self?.skipped(count, generation) })
+    }
 
     private func deliver(_ buffer: VideoFrameBuffer, _ timestamp: UInt64, _ generation: UInt64) {
         let taken = state.withLock {
@@ -425,6 +454,7 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     private func ended(_ error: CaptureError?, _ generation: UInt64) {
+        if pauseIfResuming(error, generation) { return }
         let taken = state.withLock {
             state -> ((any CaptureSession)?, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
             guard state.generation == generation, state.isActive else { return nil }
@@ -445,6 +475,299 @@ public final class CameraVideoCapturer: Sendable {
         } else {
             logger.debug("capture reached the end of its source")
         }
+        for stream in streams.values { stream.continuation.finish() }
+        delegate?.capturer(self, didStopWith: error)
+    }
+}
+
+// MARK: Pause and resume (automaticallyResumes)
+
+extension CameraVideoCapturer {
+    /// The outcome of one attempt to start a replacement session.
+    private enum Replacement {
+        /// It runs: the configuration it captures with.
+        case running(CaptureConfiguration)
+        /// It did not start, or ended while starting; the error says why.
+        case failed(CaptureError)
+        /// A stop (or another switch) took over; nothing more to do.
+        case superseded
+    }
+
+    /// For the session of `generation` ending with `error`: pauses a running capture whose camera went away when
+    /// automatic resumption is on, and drops a resuming session that ended while the capture was still paused.
+    /// Returns whether the end was handled here.
+    private func pauseIfResuming(_ error: CaptureError?, _ generation: UInt64) -> Bool {
+        enum Action {
+            case none
+            case handled
+            case paused((any CameraVideoCapturerDelegate)?, CaptureError)
+        }
+        let action = state.withLock { state -> Action in
+            guard state.generation == generation else { return .none }
+            let releasing = { (state: inout State) in
+                if let session = state.session {
+                    state.session = nil
+                    // Release the device off the capture thread, which is the one calling us.
+                    state.cleanup = Task.detached { session.stop() }
+                }
+            }
+            switch state.phase {
+            case .paused:
+                // A resumed session that failed while starting: the attempt sees its session gone and keeps waiting.
+                releasing(&state)
+                return .handled
+            case .running:
+                guard state.automaticallyResumes, let error, error.code == .deviceDisconnected,
+                    let configuration = state.configuration
+                else { return .none }
+                state.phase = .paused(error)
+                releasing(&state)
+                state.watcher = Task { [weak self] in
+                    await self?.watchForReturn(of: configuration, since: generation)
+                }
+                return .paused(state.delegate, error)
+            default:
+                return .none
+            }
+        }
+        switch action {
+        case .none: return false
+        case .handled: return true
+        case .paused(let delegate, let error):
+            logger.info("camera gone; waiting for it to return", metadata: ["error": "\(error)"])
+            delegate?.capturer(self, didPauseWith: error)
+            return true
+        }
+    }
+
+    /// While paused: waits for the camera of `configuration` (same id) to be listed again, then resumes with the same
+    /// format. Tries at once (it may never have gone from the list), then at every `added` or `changed` event for
+    /// that id; a backend that cannot watch its devices is checked every 500 ms. Ends when resumed or stopped.
+    private func watchForReturn(of configuration: CaptureConfiguration, since pausedGeneration: UInt64) async {
+        let id = configuration.device.id
+        guard let backend = provider.backend(for: configuration.device) else { return }
+        // Watch first, then look: a camera that returns in between is then both listed and reported.
+        let events = backend.deviceEvents()
+        var generation = pausedGeneration
+        if let device = backend.devices().first(where: { $0.id == id }),
+            await resume(on: device, configuration, &generation)
+        {
+            return
+        }
+        if let events {
+            for await event in events where event.kind != .removed && event.device.id == id {
+                if await resume(on: event.device, configuration, &generation) { return }
+            }
+        } else {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                guard !Task.isCancelled else { return }
+                if let device = backend.devices().first(where: { $0.id == id }),
+                    await resume(on: device, configuration, &generation)
+                {
+                    return
+                }
+            }
+        }
+    }
+
+    /// One attempt to resume on `device` (the returned camera) with the format, size and rate of `previous`;
+    /// `generation` is the paused capture's and is moved on by the attempt. Returns whether watching is over
+    /// (resumed, or stopped meanwhile).
+    private func resume(
+        on device: CaptureDevice, _ previous: CaptureConfiguration, _ generation: inout UInt64
+    ) async -> Bool {
+        guard device.formats.contains(previous.format) else {
+            logger.warning(
+                "the camera returned without the format it captured in; not resuming",
+                metadata: ["device": "\(device.id)", "format": "\(previous.format)"])
+            return false
+        }
+        let expected = generation
+        let outcome = await replaceSession(
+            device: device, format: previous.format, size: previous.requestedDimensions, fps: previous.requestedFPS,
+            when: { state in
+                guard case .paused = state.phase, state.generation == expected else { return false }
+                return true
+            })
+        switch outcome {
+        case .superseded:
+            return true
+        case .failed(let error):
+            generation = state.withLock { $0.generation }
+            logger.debug("resume attempt failed; still waiting", metadata: ["error": "\(error)"])
+            return false
+        case .running(let configuration):
+            logger.info("camera returned; capture resumed", metadata: ["device": "\(configuration.device.id)"])
+            let delegate = state.withLock { $0.delegate }
+            delegate?.capturer(self, didResumeWith: configuration)
+            return true
+        }
+    }
+
+    /// Starts a session on `device` in place of the capture's current one (none while paused; the caller has
+    /// stopped it when switching), if `when` still holds, keeping the frame streams, the delegate, the statistics and
+    /// the timestamp and sequence counters. Marks the capture running when the session starts.
+    private func replaceSession(
+        device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double,
+        when allowed: @Sendable (State) -> Bool
+    ) async -> Replacement {
+        let pendingCleanup = state.withLock { state -> Task<Void, Never>? in
+            defer { state.cleanup = nil }
+            return state.cleanup
+        }
+        await pendingCleanup?.value
+        guard let backend = provider.backend(for: device) else {
+            return .failed(CaptureError(.deviceNotFound, "no backend serves the device", device: device.id))
+        }
+        let prepared = state.withLock { state -> (UInt64, CaptureSessionConfiguration)? in
+            guard allowed(state) else { return nil }
+            state.generation += 1
+            state.position = device.position
+            state.sensorRotation = device.sensorRotation
+            state.orientationRotation = CaptureRules.rotation(
+                for: state.orientation, position: device.position, previous: state.orientationRotation)
+            let configuration = CaptureSessionConfiguration(
+                device: device, format: format, dimensions: size, fps: fps, output: state.output,
+                bufferCount: state.bufferCount, paced: state.paced)
+            return (state.generation, configuration)
+        }
+        guard let (generation, sessionConfiguration) = prepared else { return .superseded }
+        let session: any CaptureSession
+        do throws(CaptureError) {
+            session = try backend.makeSession(sessionConfiguration, events: sessionEvents(generation))
+        } catch {
+            return .failed(error)
+        }
+        let current = state.withLock { state -> Bool in
+            guard state.generation == generation else { return false }
+            state.session = session
+            return true
+        }
+        guard current else {
+            session.stop()
+            return .superseded
+        }
+        do throws(CaptureError) {
+            try session.start()
+        } catch {
+            state.withLock { state in
+                if state.generation == generation, state.session === session { state.session = nil }
+            }
+            session.stop()
+            return .failed(error)
+        }
+        let configuration = CaptureConfiguration(
+            device: device, format: format, requestedDimensions: size, requestedFPS: fps, granted: session.granted,
+            output: sessionConfiguration.output)
+        let outcome = state.withLock { state -> Replacement in
+            guard state.generation == generation else { return .superseded }
+            // The session may have ended while starting (`pauseIfResuming` or `ended` took it).
+            guard state.session === session else {
+                return .failed(
+                    CaptureError(.deviceDisconnected, "the camera went away while starting", device: device.id))
+            }
+            state.phase = .running
+            state.configuration = configuration
+            state.watcher = nil
+            return .running(configuration)
+        }
+        if case .superseded = outcome { session.stop() }
+        return outcome
+    }
+}
+
+// MARK: Switching cameras
+
+extension CameraVideoCapturer {
+    /// Moves a running (or paused) capture to `device`, as WebRTC's `switchCamera` does, without ending it: the
+    /// delegate and the frame streams carry on, timestamps stay strictly increasing and sequence numbers go on, and
+    /// the rotation follows the new camera's position and sensor rotation.
+    ///
+    /// The format is chosen on `device` by the rules for the size and frame rate the capture asked for (override
+    /// with `target` and `fpsLimit`). The current camera is stopped first (its capture thread joined), so once this
+    /// returns no frame of it arrives; the new camera's first frame follows as soon as it delivers one.
+    ///
+    /// - Returns: what the new camera granted.
+    /// - Throws: ``CaptureError``: `invalidState` when not capturing (or when a stop or another switch took over),
+    ///   `noUsableFormat` when `device` offers nothing the capturer can convert, or the new camera's start error. A
+    ///   failed switch goes back to the previous camera; if that fails too the capture ends with the switch's error
+    ///   (``CameraVideoCapturerDelegate/capturer(_:didStopWith:)``, the frame streams end).
+    @discardableResult
+    public func switchCamera(
+        to device: CaptureDevice, target: Dimensions? = nil, fpsLimit: Double? = nil,
+        preference: [PixelFormat] = PixelFormat.defaultPreference
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        let current = state.withLock { state -> (CaptureConfiguration, UInt64)? in
+            switch state.phase {
+            case .running, .paused:
+                return state.configuration.map { ($0, state.generation) }
+            default:
+                return nil
+            }
+        }
+        guard let (previous, generation) = current else {
+            throw CaptureError(.invalidState, "switchCamera needs a running capture", device: device.id)
+        }
+        let request = FormatRequest(
+            target: target ?? previous.requestedDimensions, fpsLimit: fpsLimit ?? previous.requestedFPS,
+            preference: preference)
+        guard let selection = selectFormat(on: device, for: request) else {
+            throw CaptureError(
+                .noUsableFormat, "\(device.name) offers no format the capturer can convert", device: device.id)
+        }
+        // Take the capture over: from the new generation on, the old session's frames and end are ignored.
+        let taken = state.withLock { state -> (any CaptureSession)?? in
+            guard state.generation == generation, state.isActive else { return nil }
+            state.generation += 1
+            state.watcher?.cancel()
+            state.watcher = nil
+            let session = state.session
+            state.session = nil
+            return .some(session)
+        }
+        guard let taken else {
+            throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
+        }
+        let switchGeneration = generation + 1
+        // Joins the old capture thread: a frame it was delivering has been delivered once this returns.
+        taken?.stop()
+        let stillOurs: @Sendable (State) -> Bool = { state in
+            state.generation == switchGeneration && state.isActive
+        }
+        let started = await replaceSession(
+            device: device, format: selection.format, size: selection.dimensions, fps: selection.fps, when: stillOurs)
+        switch started {
+        case .running(let configuration):
+            logger.debug("switched camera", metadata: ["device": "\(device.id)"])
+            return configuration
+        case .superseded:
+            throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
+        case .failed(let error):
+            logger.info("switch failed; back to the previous camera", metadata: ["error": "\(error)"])
+            let back = state.withLock { $0.generation }
+            let restored = await replaceSession(
+                device: previous.device, format: previous.format, size: previous.requestedDimensions,
+                fps: previous.requestedFPS, when: { $0.generation == back && $0.isActive })
+            if case .failed = restored { end(with: error, ifGeneration: back) }
+            throw error
+        }
+    }
+
+    /// Ends the capture with `error` as a failed session would, if `generation` is still current.
+    private func end(with error: CaptureError, ifGeneration generation: UInt64) {
+        let taken = state.withLock { state -> ((any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
+            guard state.generation == generation, state.isActive else { return nil }
+            state.phase = .failed(error)
+            state.generation += 1
+            if let session = state.session {
+                state.session = nil
+                state.cleanup = Task.detached { session.stop() }
+            }
+            defer { state.streams = [:] }
+            return (state.delegate, state.streams)
+        }
+        guard let (delegate, streams) = taken else { return }
         for stream in streams.values { stream.continuation.finish() }
         delegate?.capturer(self, didStopWith: error)
     }

@@ -10,6 +10,12 @@ public protocol CameraVideoCapturerDelegate: AnyObject, Sendable {
     /// Capture stopped: `error` is `nil` after ``CameraVideoCapturer/stopCapture()`` or at the end of a finite
     /// source, else the failure that stopped it (for example ``CaptureError/Code-swift.struct/deviceDisconnected``).
     func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?)
+    /// The camera went away and the capturer waits for it to return
+    /// (``CameraVideoCapturer/automaticallyResumes``); the frame streams stay open.
+    func capturer(_ capturer: CameraVideoCapturer, didPauseWith error: CaptureError)
+    /// The same camera returned and capture resumed in the same format; `configuration` is what it uses now (the
+    /// node may differ).
+    func capturer(_ capturer: CameraVideoCapturer, didResumeWith configuration: CaptureConfiguration)
 }
 
 extension CameraVideoCapturerDelegate {
@@ -17,4 +23,8 @@ extension CameraVideoCapturerDelegate {
     public func capturer(_ capturer: CameraVideoCapturer, didDropFrameFor reason: FrameDropReason) {}
     /// Does nothing.
     public func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?) {}
+    /// Does nothing.
+    public func capturer(_ capturer: CameraVideoCapturer, didPauseWith error: CaptureError) {}
+    /// Does nothing.
+    public func capturer(_ capturer: CameraVideoCapturer, didResumeWith configuration: CaptureConfiguration) {}
 }

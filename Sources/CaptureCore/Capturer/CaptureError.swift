@@ -67,14 +67,25 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
     public var call: String?
     /// The system error, where there is one.
     public var errno: Errno?
+    /// For ``Code-swift.struct/deviceBusy``: the processes that hold the device node open, as far as this process
+    /// may see (`/proc/<pid>/fd` of another user's process is unreadable unless running as root); empty when none
+    /// was found.
+    public var holders: [DeviceHolder]
+    /// For ``Code-swift.struct/permissionDenied``: who may open the node, from its owner, group and mode.
+    public var access: DeviceAccess?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, device: String? = nil, call: String? = nil, errno: Errno? = nil) {
+    public init(
+        _ code: Code, _ message: String, device: String? = nil, call: String? = nil, errno: Errno? = nil,
+        holders: [DeviceHolder] = [], access: DeviceAccess? = nil
+    ) {
         self.code = code
         self.message = message
         self.device = device
         self.call = call
         self.errno = errno
+        self.holders = holders
+        self.access = access
     }
 
     /// `"<device>: <message> (<call>: <errno>)"`.

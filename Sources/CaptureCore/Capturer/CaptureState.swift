@@ -1,5 +1,7 @@
 /// The capturer's state. Transitions: idle → starting → running → stopping → idle; starting or running → failed
-/// (on an error); failed → starting (a new start) or idle (stop).
+/// (on an error); failed → starting (a new start) or idle (stop). With
+/// ``CameraVideoCapturer/automaticallyResumes`` on, running → paused when the camera is unplugged, and paused →
+/// running when the same camera returns (or stopping, at a stop).
 public enum CaptureState: Sendable, Hashable, CustomStringConvertible {
     /// Not capturing.
     case idle
@@ -7,6 +9,9 @@ public enum CaptureState: Sendable, Hashable, CustomStringConvertible {
     case starting
     /// Delivering frames.
     case running
+    /// The camera went away (the error says how, normally `deviceDisconnected`) and the capturer waits for it to
+    /// return, with the frame streams open.
+    case paused(CaptureError)
     /// Releasing the device.
     case stopping
     /// Stopped by an error.
@@ -18,6 +23,7 @@ public enum CaptureState: Sendable, Hashable, CustomStringConvertible {
         case .idle: "idle"
         case .starting: "starting"
         case .running: "running"
+        case .paused(let error): "paused(\(error))"
         case .stopping: "stopping"
         case .failed(let error): "failed(\(error))"
         }

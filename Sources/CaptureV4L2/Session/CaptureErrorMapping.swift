@@ -15,6 +15,11 @@ extension CaptureError {
     /// `VIDIOC_TRY_FMT` →
     /// format not supported; `EINVAL`/`ENOTTY` at `VIDIOC_QUERYCAP` → not a V4L2 device; `ENODEV`/`EIO` elsewhere →
     /// disconnected; anything else → a driver error.
+    ///
+    /// A busy node's error names the processes holding it (``holders``, from `/proc/*/fd`): "in use by pid 1234
+    /// (chromium)"; a permission error says who may open the node (``access``, from its owner, group and mode) and
+    /// which group to join. Both look at the node named by `device` as it is when the error is made, so callers make
+    /// the error after closing their own descriptor on it.
     init(_ error: V4L2Error, device: String) {
         let errno = error.errno
         let code: Code
@@ -23,12 +28,17 @@ extension CaptureError {
         case ("open", .noSuchFileOrDirectory), ("open", .noSuchAddressOrDevice), ("open", .noDevice):
             (code, message) = (.deviceNotFound, "no such video device")
         case (_, .permissionDenied), (_, .notPermitted):
-            (code, message) = (
-                .permissionDenied,
-                "permission denied: add the user to the 'video' group (sudo usermod -aG video $USER) and log in again"
-            )
+            let access = device.hasPrefix("/") ? NodeDiagnosis.access(of: device) : nil
+            self.init(
+                .permissionDenied, Self.permissionMessage(access), device: device, call: error.call, errno: errno,
+                access: access)
+            return
         case (_, .resourceBusy):
-            (code, message) = (.deviceBusy, "the device is in use by another process")
+            let holders = device.hasPrefix("/") ? NodeDiagnosis.holders(of: device) : []
+            self.init(
+                .deviceBusy, Self.busyMessage(holders), device: device, call: error.call, errno: errno,
+                holders: holders)
+            return
         case ("VIDIOC_STREAMON", .noSpace):
             (code, message) = (
                 .bandwidthExceeded,
@@ -46,5 +56,23 @@ extension CaptureError {
             (code, message) = (.driverError, "\(error.call) failed")
         }
         self.init(code, message, device: device, call: error.call, errno: errno)
+    }
+
+    /// `"the device is in use by pid 1234 (chromium)"`, or without a pid when none could be found.
+    static func busyMessage(_ holders: [DeviceHolder]) -> String {
+        guard !holders.isEmpty else {
+            return "the device is in use by another process (none of the processes this user may inspect holds it)"
+        }
+        return "the device is in use by " + holders.map(\.description).joined(separator: ", ")
+    }
+
+    /// `"permission denied: the node belongs to group 'video' (gid 44), mode 660: join group 'video' (…)"`.
+    static func permissionMessage(_ access: DeviceAccess?) -> String {
+        guard let access else {
+            return
+                "permission denied: add the user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+        }
+        return "permission denied: the node belongs to group '\(access.groupDisplayName)' (gid \(access.gid)), mode "
+            + String(access.mode, radix: 8) + ": " + access.remedy
     }
 }

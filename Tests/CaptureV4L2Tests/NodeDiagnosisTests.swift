@@ -1,0 +1,153 @@
+import CaptureCore
+import Foundation
+import SystemPackage
+import Testing
+
+@testable import CaptureV4L2
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Busy and permission errors said in full: the holders of a node from `/proc/*/fd`, and the group to join from the
+/// node's owner, group and mode. Plain files stand in for device nodes (the scan compares device and inode).
+@Suite("Busy and permission diagnosis")
+struct NodeDiagnosisTests {
+    /// A scratch file, removed at the end of the test.
+    static func scratchFile(_ name: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("diagnosis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent(name).path
+        try #require(FileManager.default.createFile(atPath: path, contents: Data([0])))
+        return path
+    }
+
+    /// Spawns `sleep 30` with `path` open on its standard input; returns its pid.
+    static func spawnHolder(of path: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+        let words: [String] = ["sleep", "30"]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "sleep", &actions, nil, argv, environ)
+        try #require(spawned == 0, "could not run sleep: \(spawned)")
+        return pid
+    }
+
+    static func reap(_ pid: pid_t) {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    @Test("a child process holding the file is found by the /proc scan, with its pid and command name")
+    func childHolderFound() async throws {
+        let path = try Self.scratchFile("node")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        #expect(NodeDiagnosis.holders(of: path).isEmpty)
+        let pid = try Self.spawnHolder(of: path)
+        defer { Self.reap(pid) }
+        // posix_spawn returns once the child exists; its descriptor table is set up before it runs `sleep`.
+        var holders: [DeviceHolder] = []
+        for _ in 0..<200 {
+            holders = NodeDiagnosis.holders(of: path)
+            if holders.contains(where: { $0.pid == pid && $0.command == "sleep" }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(holders == [DeviceHolder(pid: pid, command: "sleep")])
+
+        let error = CaptureError(V4L2Error(call: "VIDIOC_S_FMT", errno: .resourceBusy), device: path)
+        #expect(error.code == .deviceBusy)
+        #expect(error.holders == [DeviceHolder(pid: pid, command: "sleep")])
+        #expect(error.message == "the device is in use by pid \(pid) (sleep)")
+        #expect(error.call == "VIDIOC_S_FMT")
+        print("busy: \(error)")
+    }
+
+    @Test("this process holding the file through a symbolic link is found too, named by /proc/self/comm")
+    func selfHolderThroughLink() throws {
+        let path = try Self.scratchFile("node")
+        let directory = (path as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let link = directory + "/by-id-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let fd = open(link, O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let ours = getpid()
+        let commData = try #require(FileManager.default.contents(atPath: "/proc/self/comm"))
+        let comm = String(decoding: commData, as: UTF8.self).trimmingCharacters(in: .newlines)
+        #expect(NodeDiagnosis.holders(of: path) == [DeviceHolder(pid: ours, command: comm)])
+    }
+
+    @Test("no holder visible: the message says so instead of naming nobody")
+    func noHolder() throws {
+        let path = try Self.scratchFile("node")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let error = CaptureError(V4L2Error(call: "VIDIOC_REQBUFS", errno: .resourceBusy), device: path)
+        #expect(error.code == .deviceBusy)
+        #expect(error.holders.isEmpty)
+        #expect(error.message.hasPrefix("the device is in use by another process"))
+    }
+
+    /// The name `/etc/group` gives `gid`, read independently of `getgrgid`.
+    static func etcGroupName(_ gid: gid_t) -> String? {
+        let text = (try? String(contentsOfFile: "/etc/group", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            if fields.count >= 3, fields[2] == String(gid) { return fields[0] }
+        }
+        return nil
+    }
+
+    @Test("permission denied on a group-readable node names the node's group and says to join it")
+    func permissionNamesGroup() throws {
+        let path = try Self.scratchFile("node")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        // Root may give the file any group; others keep their own (which they belong to, so it is allowed).
+        let gid: gid_t
+        if getuid() == 0 {
+            gid = gid_t(Self.etcGroupName(44) != nil ? 44 : 39)
+            try #require(chown(path, 0, gid) == 0)
+        } else {
+            gid = getegid()
+        }
+        try #require(chmod(path, 0o660) == 0)
+        let error = CaptureError(V4L2Error(call: "open", errno: .permissionDenied), device: path)
+        #expect(error.code == .permissionDenied)
+        let access = try #require(error.access)
+        #expect(access.gid == gid)
+        #expect(access.mode == 0o660)
+        #expect(access.groupName == Self.etcGroupName(gid))
+        let name = access.groupName ?? "gid \(gid)"
+        #expect(error.message.contains("join group '\(name)'"), "\(error.message)")
+        #expect(error.message.contains("group '\(name)' (gid \(gid)), mode 660"), "\(error.message)")
+        print("permission: \(error)")
+    }
+
+    @Test("permission denied on an owner-only node (0600) says joining a group would not help")
+    func permissionOwnerOnly() throws {
+        let path = try Self.scratchFile("node")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try #require(chmod(path, 0o600) == 0)
+        let error = CaptureError(V4L2Error(call: "open", errno: .notPermitted), device: path)
+        #expect(error.code == .permissionDenied)
+        #expect(error.access?.groupMayOpen == false)
+        #expect(error.message.contains("only its owner"), "\(error.message)")
+        #expect(!error.message.contains("join group"))
+    }
+
+    @Test("a group with no name in the group database is named by its id")
+    func unnamedGroup() {
+        let access = DeviceAccess(uid: 0, gid: 987_654, groupName: nil, mode: 0o20660)
+        #expect(access.mode == 0o660)
+        #expect(access.groupMayOpen)
+        #expect(access.remedy.hasPrefix("join group 'gid 987654'"))
+        #expect(NodeDiagnosis.groupName(987_654) == nil)
+    }
+}
