@@ -301,12 +301,7 @@ public final class CameraVideoCapturer: Sendable {
         do throws(CaptureError) {
             session = try backend.makeSession(sessionConfiguration, events: events)
             // A stopCapture that ran since `prepared` found no session to stop; this one is not ours to keep.
-            let current = state.withLock { state -> Bool in
-                guard state.generation == generation else { return false }
-                state.session = session
-                return true
-            }
-            guard current else {
+            guard adopt(session, generation: generation) else {
                 session.stop()
                 throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
             }
@@ -398,6 +393,16 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     // MARK: Events from the session (capture thread)
+
+    /// Makes `session` the capturer's when `generation` is still current; `false` when a stop or a newer start
+    /// superseded it meanwhile (the caller then stops it).
+    private func adopt(_ session: any CaptureSession, generation: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.generation == generation else { return false }
+            state.session = session
+            return true
+        }
+    }
 
     private func sessionEvents(_ generation: UInt64) -> CaptureSessionEvents {
         CaptureSessionEvents(
@@ -639,12 +644,7 @@ extension CameraVideoCapturer {
         } catch {
             return .failed(error)
         }
-        let current = state.withLock { state -> Bool in
-            guard state.generation == generation else { return false }
-            state.session = session
-            return true
-        }
-        guard current else {
+        guard adopt(session, generation: generation) else {
             session.stop()
             return .superseded
         }
