@@ -152,6 +152,43 @@ enum VividFaults {
         String(format: "%.3f s", Double(Int64(bitPattern: ns &- start)) / 1e9)
     }
 
+    /// A running stream that vivid fails on purpose (`control` pressed after 5 frames): it ends with a typed
+    /// `driverError` naming `call` and `errno` (within `seconds` of the press, when given), the capturer is failed
+    /// until stopped, nothing leaks, and the next start works.
+    static func expectStreamEnds(
+        after control: String, call: String, errno: Errno, within seconds: Double? = nil
+    ) async throws {
+        let delegate = FaultDelegate()
+        let capturer = capturer(delegate)
+        let baseline = try await baseline(capturer, delegate)
+        let stopsBefore = delegate.stops.count
+        let (device, format, fps) = try target()
+        try await capturer.startCapture(device: device, format: format, fps: fps)
+        #expect(await wait { delegate.frameCount >= 5 })
+        let framesBefore = delegate.frameCount
+        let pressed = MonotonicClock.nowNs()
+        try await press(control)
+        let ctlReturned = MonotonicClock.nowNs()
+        #expect(await wait(seconds: 3) { delegate.stops.count > stopsBefore }, "the stream did not end")
+        let stop = try #require(delegate.stops.dropFirst(stopsBefore).first)
+        let error = try #require(stop.error, "the stream ended without an error")
+        let latency = Double(Int64(bitPattern: stop.atNs &- pressed)) / 1e9
+        print(
+            "\(control): \(error.code) \(error) after \(String(format: "%.3f", latency)) s from spawning v4l2-ctl "
+                + "(\(Self.seconds(stop.atNs, since: ctlReturned)) after it returned); frames before: \(framesBefore), "
+                + "after the press \(delegate.frameCount - framesBefore)")
+        if let seconds { #expect(latency < seconds) }
+        #expect(error.code == .driverError)
+        #expect(error.call == call)
+        #expect(error.errno == errno)
+        #expect(capturer.captureState == .failed(error))
+        await capturer.stopCapture()
+        #expect(capturer.captureState == .idle)
+        #expect(delegate.stops.count == stopsBefore + 1)
+        await expectNothingLeaked(since: baseline, control)
+        try await cycle(capturer, delegate)
+    }
+
     /// A start that vivid fails on purpose (`control` pressed first): a typed error naming `call`, no leak, and the
     /// next start works.
     static func expectFailedStart(after control: String, call: String) async throws {
@@ -331,28 +368,8 @@ struct VividFaultTests {
 
     @Test("06 inject_vidioc_qbuf_error mid-stream: the stream ends with a typed VIDIOC_QBUF error, leaks nothing")
     func test06_qbufErrorMidStream() async throws {
-        let delegate = FaultDelegate()
-        let capturer = VividFaults.capturer(delegate)
-        let baseline = try await VividFaults.baseline(capturer, delegate)
-        let stopsBefore = delegate.stops.count
-        let (device, format, fps) = try VividFaults.target()
-        try await capturer.startCapture(device: device, format: format, fps: fps)
-        #expect(await VividFaults.wait { delegate.frameCount >= 5 })
-        let pressed = MonotonicClock.nowNs()
-        try await VividFaults.press("inject_vidioc_qbuf_error")
-        #expect(await VividFaults.wait { delegate.stops.count > stopsBefore }, "the stream did not end")
-        let stop = try #require(delegate.stops.dropFirst(stopsBefore).first)
-        let error = try #require(stop.error, "the stream ended without an error")
-        print("qbuf_error mid-stream: \(error.code) \(error) after \(VividFaults.seconds(stop.atNs, since: pressed))")
-        #expect(error.code == .driverError)
-        #expect(error.call == "VIDIOC_QBUF")
-        #expect(error.errno == .invalidArgument)
-        #expect(capturer.captureState == .failed(error))
-        await capturer.stopCapture()
-        #expect(capturer.captureState == .idle)
-        #expect(delegate.stops.count == stopsBefore + 1)
-        await VividFaults.expectNothingLeaked(since: baseline, "qbuf_error mid-stream")
-        try await VividFaults.cycle(capturer, delegate)
+        try await VividFaults.expectStreamEnds(
+            after: "inject_vidioc_qbuf_error", call: "VIDIOC_QBUF", errno: .invalidArgument)
     }
 
     @Test(
@@ -363,34 +380,9 @@ struct VividFaultTests {
 
     @Test("08 inject_fatal_streaming_error: the stream ends within 1 s with a typed driver error, leaking nothing")
     func test08_fatalStreamingError() async throws {
-        let delegate = FaultDelegate()
-        let capturer = VividFaults.capturer(delegate)
-        let baseline = try await VividFaults.baseline(capturer, delegate)
-        let stopsBefore = delegate.stops.count
-        let (device, format, fps) = try VividFaults.target()
-        try await capturer.startCapture(device: device, format: format, fps: fps)
-        #expect(await VividFaults.wait { delegate.frameCount >= 5 })
-        let framesBefore = delegate.frameCount
-        let pressed = MonotonicClock.nowNs()
-        try await VividFaults.press("inject_fatal_streaming_error")
-        let ctlReturned = MonotonicClock.nowNs()
-        #expect(await VividFaults.wait(seconds: 3) { delegate.stops.count > stopsBefore }, "the stream did not end")
-        let stop = try #require(delegate.stops.dropFirst(stopsBefore).first)
-        let error = try #require(stop.error, "the stream ended without an error")
-        let latency = Double(Int64(bitPattern: stop.atNs &- pressed)) / 1e9
-        print(
-            "fatal_streaming_error: \(error.code) \(error) after \(String(format: "%.3f", latency)) s from spawning "
-                + "v4l2-ctl (\(VividFaults.seconds(stop.atNs, since: ctlReturned)) after it returned); frames before: "
-                + "\(framesBefore), after the press \(delegate.frameCount - framesBefore)")
-        #expect(latency < 1)
-        #expect(error.code == .driverError, "the device is still there: not \(error.code)")
-        #expect(error.call == "VIDIOC_DQBUF")
-        #expect(error.errno == .ioError)
-        #expect(capturer.captureState == .failed(error))
-        await capturer.stopCapture()
-        #expect(delegate.stops.count == stopsBefore + 1)
-        await VividFaults.expectNothingLeaked(since: baseline, "fatal_streaming_error")
-        try await VividFaults.cycle(capturer, delegate)
+        // The device is still there: a driverError, not deviceDisconnected.
+        try await VividFaults.expectStreamEnds(
+            after: "inject_fatal_streaming_error", call: "VIDIOC_DQBUF", errno: .ioError, within: 1)
     }
 
     @Test("09 wrap_sequence_number: the counter wraps 128 frames in; no gap storm, timestamps keep increasing")
