@@ -24,13 +24,49 @@ struct FormatListFuzzRegressionTests {
         #expect(error.message.hasPrefix("line 6:"), "\(error.message)")
     }
 
-    @Test("the fuzzer's input parses or is refused, and what parses renders back to itself")
-    func fuzzerInput() throws {
+    /// Found as a second timeout: `0.033s (030.000 fps)` reads as numbers that agree, but no interval prints
+    /// `030.000`, so every numerator up to a million was tried. Such a figure is now not a figure (printf writes no
+    /// leading zero), and the search for the simplest fraction walks the Stern–Brocot tree instead of counting.
+    @Test("a rate with a leading zero is malformed, naming the line")
+    func rateWithLeadingZero() throws {
+        let dump = """
+            ioctl: VIDIOC_ENUM_FMT
+            \tType: Video Capture
+
+            \t[0]: 'YUYV' (YUYV 4:2:2)
+            \t\tSize: Discrete 640x480
+            \t\t\tInterval: Discrete 0.033s (030.000 fps)
+            """
+        let error = try #require(throws: CaptureError.self) { _ = try V4L2FormatList.parse(dump) }
+        #expect(error.code == .malformedFormatList)
+        #expect(error.message.hasPrefix("line 6:"), "\(error.message)")
+    }
+
+    @Test(
+        "the fuzzer's inputs parse or are refused, and what parses renders back to itself",
+        arguments: ["format-list-interval-figures-disagree", "format-list-fps-with-leading-zero"])
+    func fuzzerInput(name: String) throws {
         // Not valid UTF-8: read as the fuzz target reads it, invalid bytes repaired.
-        let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/format-list-interval-figures-disagree"))
+        let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/\(name)"))
         let text = String(decoding: bytes, as: UTF8.self)
         if let list = try? V4L2FormatList.parse(text) {
             #expect(try V4L2FormatList.parse(list.render()).render() == list.render())
         }
+    }
+
+    @Test("an interval with an odd rate still parses to a fraction that prints both figures (a bound that is a tie)")
+    func tieAtABound() throws {
+        // 2449/16 = 153.0625 prints 153.062, so the simplest fraction of the range is not the answer.
+        let dump = """
+            ioctl: VIDIOC_ENUM_FMT
+            \tType: Video Capture
+
+            \t[0]: 'YUYV' (YUYV 4:2:2)
+            \t\tSize: Discrete 640x480
+            \t\t\tInterval: Discrete 0.007s (153.063 fps)
+
+            """
+        let list = try V4L2FormatList.parse(dump)
+        #expect(list.render().contains("Interval: Discrete 0.007s (153.063 fps)"))
     }
 }

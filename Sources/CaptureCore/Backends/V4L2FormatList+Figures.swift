@@ -77,21 +77,22 @@ extension V4L2FormatList {
         fixed3(Double(interval.denominator) / Double(interval.numerator))
     }
 
-    /// Whether `text` is a figure as `%.3f` prints a finite non-negative number: digits, a point, three digits.
+    /// Whether `text` is a figure as `%.3f` prints a finite non-negative number: digits (no leading zero but a lone
+    /// `0`), a point, three digits. `030.000` is not one: no interval prints it.
     static func isFigure(_ text: some StringProtocol) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && parts[1].count == 3
             && parts.allSatisfy { $0.allSatisfy { $0.isASCII && $0.isNumber } }
+            && (parts[0].count == 1 || parts[0].first != "0")
     }
 
     /// An exact interval `n/d` whose seconds print as `seconds` and, when given, whose rate prints as `fps`.
     ///
     /// Numerators 1 (whole rates), 2 (half rates such as 12.5 and 7.5 fps) and 1001 over a multiple of 1000 (the
     /// NTSC family, 30000/1001 fps) are tried first, in that order, each with the smallest denominator that fits;
-    /// otherwise the simplest
-    /// fraction (smallest numerator and denominator) that reproduces the figures. So "0.033s (30.000 fps)" is 1/30,
-    /// "0.080s (12.500 fps)" 2/25 and "0.033s (29.970 fps)" 1001/30000. Returns `nil` when no fraction with a
-    /// numerator below a million reproduces the figures.
+    /// otherwise the simplest fraction (smallest numerator and denominator) that reproduces the figures. So
+    /// "0.033s (30.000 fps)" is 1/30, "0.080s (12.500 fps)" 2/25 and "0.033s (29.970 fps)" 1001/30000. Returns `nil`
+    /// when no fraction with a numerator up to a million reproduces the figures.
     static func interval(seconds: String, fps: String?) -> FrameInterval? {
         guard isFigure(seconds), let s = Double(seconds) else { return nil }
         var f: Double?
@@ -123,15 +124,64 @@ extension V4L2FormatList {
             }
             return nil
         }
-        // n/d ≈ s with d ≥ 1 means n ≥ s - half: start there rather than at 1 for long intervals.
-        let first = max(1, Int((s - half).rounded(.down)))
         for (n, multiple) in [(1, 1), (2, 1), (1001, 1000)] {
             if let d = denominator(for: n, multiple: multiple) {
                 return FrameInterval(numerator: UInt32(n), denominator: UInt32(d))
             }
         }
-        for n in first..<(first + 1_000_000) {
-            if let d = denominator(for: n) { return FrameInterval(numerator: UInt32(n), denominator: UInt32(d)) }
+        // Otherwise the simplest fraction in the range of values both figures allow, found by walking the
+        // Stern–Brocot tree (a few dozen steps, where trying numerators one by one took up to a million: a fuzzer's
+        // timeout). Its numerator is then tried with the exact printf check, as are a few neighbours, since the range
+        // is only as exact as the rounding of its bounds.
+        var low = s - half
+        var high = s + half
+        if let f {
+            guard f > half else { return nil }
+            low = max(low, 1 / (f + half))
+            high = min(high, 1 / (f - half))
+        }
+        guard high > 0, low <= high else { return nil }
+        // A bound can be a tie that printf rounds the other way (2449/16 = 153.0625 prints 153.062): then the
+        // range is narrowed a little inside its bounds and walked again.
+        for inset in [0, 1e-9, 1e-6] {
+            let margin = (high - low) * inset
+            // Past a million the printf check of one numerator alone would try thousands of denominators; no
+            // driver's interval needs one.
+            guard let simplest = simplestFraction(in: max(low + margin, 0)...(high - margin)),
+                simplest.numerator <= 1_000_000
+            else { continue }
+            for n in max(1, simplest.numerator - 2)...(simplest.numerator + 2) {
+                if let d = denominator(for: n) { return FrameInterval(numerator: UInt32(n), denominator: UInt32(d)) }
+            }
+        }
+        return nil
+    }
+
+    /// The fraction with the smallest numerator and denominator in `range` (both ends included; `range` within
+    /// 0…2³²), or `nil` when it needs a numerator or denominator beyond 2³² or more than 64 steps of the Stern–Brocot
+    /// tree's continued-fraction walk.
+    static func simplestFraction(in range: ClosedRange<Double>) -> (numerator: Int, denominator: Int)? {
+        // Continued fractions: p/q converges on the range; each step takes the whole part shared by both ends.
+        var (low, high) = (range.lowerBound, range.upperBound)
+        var (p0, q0, p1, q1) = (0, 1, 1, 0)  // convergents h(-2)/k(-2) = 0/1 and h(-1)/k(-1) = 1/0
+        for _ in 0..<64 {
+            let whole = low.rounded(.down)
+            let limit = Double(UInt32.max)
+            guard whole <= limit else { return nil }
+            if whole + 1 <= high || whole == low {
+                // An integer lies in the range: the smallest one above `low` (or `low` itself) ends the walk.
+                let a = whole == low ? Int(whole) : Int(whole) + 1
+                let (p, q) = (a * p1 + p0, a * q1 + q0)
+                guard p <= Int(UInt32.max), q <= Int(UInt32.max), q > 0 else { return nil }
+                return (p, q)
+            }
+            let a = Int(whole)
+            (p0, q0, p1, q1) = (p1, q1, a * p1 + p0, a * q1 + q0)
+            guard p1 <= Int(UInt32.max), q1 <= Int(UInt32.max) else { return nil }
+            // Both ends share `a`: continue with the reciprocals of their fractional parts, which swaps them.
+            let (fractionLow, fractionHigh) = (low - whole, high - whole)
+            guard fractionLow > 0 else { return nil }
+            (low, high) = (1 / fractionHigh, 1 / fractionLow)
         }
         return nil
     }
