@@ -18,8 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // Capture/encode statistics an app can export (a no-op until the app bootstraps a backend).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // Tests only: runs ffmpeg, GStreamer, v4l2-ctl and the built CLI without blocking the cooperative pool.
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         // Latency as a distribution (p50…p99.9, max) recorded without allocating per sample.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
@@ -117,11 +115,7 @@ let package = Package(
 
         .target(
             name: "CaptureTestSupport",
-            dependencies: [
-                "CaptureCore",
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
-            ],
+            dependencies: ["CaptureCore"],
             path: "Tests/CaptureTestSupport"
         ),
         .testTarget(
