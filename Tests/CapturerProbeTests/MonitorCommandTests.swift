@@ -11,7 +11,9 @@ struct MonitorCommandTests {
         let text = try await Probe.run(["monitor", "--seconds", "0.3"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("watching /dev for cameras for 0.3 s"))
-        #expect(Date().timeIntervalSince(started) < 10)
+        // Only a guard against a monitor that never stops: in the parallel run under ASan, starting the child
+        // alone took 55 s once, so no tighter bound is a fact about the monitor.
+        #expect(Date().timeIntervalSince(started) < 120)
         let json = try await Probe.run(["monitor", "--seconds", "0.3", "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         for line in json.stdout.split(separator: "\n") {
