@@ -9,6 +9,17 @@ struct ControlListFuzzRegressionTests {
     /// Found as a broken invariant: vivid's dump with one menu item line overwritten. The value line said
     /// `value=3 (No Movement)` but item 3 was listed as `No045 (button) : value=0 flags=…`; the list rendered the value
     /// with the listed name, and that line no longer parsed.
+    /// Found as a broken invariant in the 600 s run: an area control whose line had neither value nor
+    /// `flags=has-payload` rendered as `value=0`, which is not an area. An area now always renders `WxH`.
+    @Test("an area line without a value renders as an area (0x0) and the list survives render and parse")
+    func areaWithoutValue() throws {
+        let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/control-list-area-without-value"))
+        let list = try V4L2ControlList.parse(String(decoding: bytes, as: UTF8.self))
+        let rendered = list.render()
+        #expect(rendered.contains("(area)   : value=0x0"))
+        #expect(try V4L2ControlList.parse(rendered).render() == rendered)
+    }
+
     @Test("a menu value naming another item than the one listed is malformed, naming both")
     func valueNamesAnotherItem() throws {
         let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/control-list-value-names-another-item"))

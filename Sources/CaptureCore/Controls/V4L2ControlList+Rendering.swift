@@ -88,13 +88,16 @@ extension V4L2ControlList {
     /// `print_value` in v4l-utils 1.22.
     static func currentValueText(_ entry: Entry) -> String {
         let control = entry.description
+        // An area is always `WxH` (the kernel gives it a payload; a dump that lost the flag or the value still
+        // renders as something that parses as an area).
+        if control.type == .area {
+            guard case .payload(let bytes)? = entry.value else { return "0x0" }
+            return "\(littleEndianInt32(bytes, at: 0))x\(littleEndianInt32(bytes, at: 4))"
+        }
         if control.flags.contains(.hasPayload) {
             switch (control.type, entry.value) {
             case (.string, .string(let text)?): return "'" + safeText(text) + "'"
             case (.string, _): return "''"
-            case (.area, .payload(let bytes)?):
-                return "\(littleEndianInt32(bytes, at: 0))x\(littleEndianInt32(bytes, at: 4))"
-            case (.area, _): return "0x0"
             case (.u8, let value), (.u16, let value), (.u32, let value):
                 if case .payload(let bytes)? = value {
                     return String(
