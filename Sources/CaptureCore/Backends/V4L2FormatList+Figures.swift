@@ -136,9 +136,9 @@ extension V4L2FormatList {
         var low = s - half
         var high = s + half
         if let f {
-            guard f > half else { return nil }
+            // A rate that prints 0.000 (an interval over 2000 s) bounds the interval from below only.
             low = max(low, 1 / (f + half))
-            high = min(high, 1 / (f - half))
+            if f > half { high = min(high, 1 / (f - half)) }
         }
         guard high > 0, low <= high else { return nil }
         // A bound can be a tie that printf rounds the other way (2449/16 = 153.0625 prints 153.062): then the
