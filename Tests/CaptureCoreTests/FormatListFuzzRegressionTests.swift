@@ -6,38 +6,23 @@ import Testing
 /// Inputs the `format-list` fuzz target found (Fixtures/fuzz/regressions/).
 @Suite("Format-list fuzz regressions")
 struct FormatListFuzzRegressionTests {
-    /// Found as a libFuzzer timeout: every interval line whose seconds and rate disagree searched a million
-    /// numerators for a fraction printing both (0.5 s a line in a debug build, over 10 s for the input under ASan).
-    /// Such figures are now refused at once, as any malformed line is.
-    @Test("an interval whose seconds and fps no fraction can print is malformed, naming the line")
-    func intervalFiguresDisagree() throws {
-        let dump = """
-            ioctl: VIDIOC_ENUM_FMT
-            \tType: Video Capture
-
-            \t[0]: 'YUYV' (YUYV 4:2:2)
-            \t\tSize: Discrete 640x480
-            \t\t\tInterval: Continuous 0.033s - 21.000s (1.000-30.000 fps)
-            """
-        let error = try #require(throws: CaptureError.self) { _ = try V4L2FormatList.parse(dump) }
-        #expect(error.code == .malformedFormatList)
-        #expect(error.message.hasPrefix("line 6:"), "\(error.message)")
+    /// One VGA YUYV format whose only interval line (line 6) is `interval`.
+    static func dump(interval: String) -> String {
+        "ioctl: VIDIOC_ENUM_FMT\n\tType: Video Capture\n\n\t[0]: 'YUYV' (YUYV 4:2:2)\n\t\tSize: Discrete 640x480\n"
+            + "\t\t\tInterval: \(interval)\n"
     }
 
-    /// Found as a second timeout: `0.033s (030.000 fps)` reads as numbers that agree, but no interval prints
-    /// `030.000`, so every numerator up to a million was tried. Such a figure is now not a figure (printf writes no
-    /// leading zero), and the search for the simplest fraction walks the Stern–Brocot tree instead of counting.
-    @Test("a rate with a leading zero is malformed, naming the line")
-    func rateWithLeadingZero() throws {
-        let dump = """
-            ioctl: VIDIOC_ENUM_FMT
-            \tType: Video Capture
-
-            \t[0]: 'YUYV' (YUYV 4:2:2)
-            \t\tSize: Discrete 640x480
-            \t\t\tInterval: Discrete 0.033s (030.000 fps)
-            """
-        let error = try #require(throws: CaptureError.self) { _ = try V4L2FormatList.parse(dump) }
+    /// Both found as libFuzzer timeouts. Seconds and a rate that disagree (`21.000s` at `1.000 fps`) searched a million
+    /// numerators for a fraction printing both (0.5 s a line in a debug build, over 10 s for the input under ASan); so
+    /// did `030.000 fps`, which agrees as a number but which no interval prints. Such figures are now refused at once
+    /// (printf writes no leading zero), and the simplest fraction comes from a Stern–Brocot walk, not a count.
+    @Test(
+        "interval figures no fraction can print are malformed, naming the line",
+        arguments: ["Continuous 0.033s - 21.000s (1.000-30.000 fps)", "Discrete 0.033s (030.000 fps)"])
+    func unprintableFigures(interval: String) throws {
+        let error = try #require(throws: CaptureError.self) {
+            _ = try V4L2FormatList.parse(Self.dump(interval: interval))
+        }
         #expect(error.code == .malformedFormatList)
         #expect(error.message.hasPrefix("line 6:"), "\(error.message)")
     }
@@ -57,16 +42,7 @@ struct FormatListFuzzRegressionTests {
     @Test("an interval with an odd rate still parses to a fraction that prints both figures (a bound that is a tie)")
     func tieAtABound() throws {
         // 2449/16 = 153.0625 prints 153.062, so the simplest fraction of the range is not the answer.
-        let dump = """
-            ioctl: VIDIOC_ENUM_FMT
-            \tType: Video Capture
-
-            \t[0]: 'YUYV' (YUYV 4:2:2)
-            \t\tSize: Discrete 640x480
-            \t\t\tInterval: Discrete 0.007s (153.063 fps)
-
-            """
-        let list = try V4L2FormatList.parse(dump)
+        let list = try V4L2FormatList.parse(Self.dump(interval: "Discrete 0.007s (153.063 fps)"))
         #expect(list.render().contains("Interval: Discrete 0.007s (153.063 fps)"))
     }
 }
