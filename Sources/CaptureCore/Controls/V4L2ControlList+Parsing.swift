@@ -47,6 +47,9 @@ private struct ControlListParser {
         if try menuItemLine(trimmed) { return }
         guard trimmed.count == raw.count else { throw failure("unrecognised line") }
         let heading = String(trimmed.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        // A class heading is a name ("User Controls", "Camera Controls"); a line with a colon is a damaged control
+        // line, which would render as a heading that no longer reads back the same.
+        guard !heading.contains(":") else { throw failure("unrecognised line (neither a control nor a class heading)") }
         entries.append(
             V4L2ControlList.Entry(ControlDescription(id: 0, name: heading, key: heading, type: .controlClass)))
     }
