@@ -53,4 +53,40 @@ struct ControlListFuzzRegressionTests {
         #expect(error.code == .malformedControlList)
         #expect(error.message.contains("neither a control nor a class heading"), "\(error.message)")
     }
+
+    /// Found as a crash (arithmetic overflow) in the fourth 600 s run, after 116,194 executions: a string control
+    /// declaring `max=9223372036854775807` made its element size `max + 1`. Dimensions that multiply past 2³² were
+    /// the same trap. Both are now computed without overflowing, and too many elements is malformed.
+    @Test("a string control with max = Int64.max, or dimensions past 2^32 elements, does not crash the parser")
+    func hugeDeclaredSizes() throws {
+        let bytes = try Data(contentsOf: Fixtures.url("fuzz/regressions/control-list-string-max-int64"))
+        #expect(throws: CaptureError.self) { _ = try V4L2ControlList.parse(String(decoding: bytes, as: UTF8.self)) }
+        let string = """
+
+            User Controls
+
+                                     string 0x0098f905 (str)    : min=0 max=9223372036854775807 step=1 value='ab' flags=has-payload
+
+            """
+        let list = try V4L2ControlList.parse(string)
+        #expect(list.entries.last?.description.elementSize == UInt32.max)
+        let dims = """
+
+            User Controls
+
+                          u8_array 0x0098f90a (u8)     : min=16 max=32 step=1 default=24 dims=[65536][65536] flags=has-payload
+
+            """
+        let error = try #require(throws: CaptureError.self) { _ = try V4L2ControlList.parse(dims) }
+        #expect(error.message.contains("more than 2^32 elements"), "\(error.message)")
+    }
+
+    @Test("ranges spanning all of Int64 with a step: on-step checks and the nearest valid value do not overflow")
+    func wideRangesWithAStep() {
+        let range = ControlRange(minimum: .min, maximum: .max, step: 3)
+        #expect(range.isOnStep(.min))
+        #expect(range.isOnStep(.max) == (UInt64.max % 3 == 0))
+        #expect(range.contains(range.nearestValid(.max)))
+        #expect(range.isOnStep(range.nearestValid(12345)))
+    }
 }

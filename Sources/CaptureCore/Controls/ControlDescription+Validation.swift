@@ -46,7 +46,7 @@ extension ControlDescription {
                 throw ControlError.invalidValue(
                     control: key, value: text, reason: "the length must be \(minimum)...\(maximum) bytes")
             }
-            guard step <= 1 || (length - minimum) % Int64(step) == 0 else {
+            guard step <= 1 || UInt64(bitPattern: length &- minimum) % step == 0 else {
                 throw ControlError.invalidValue(
                     control: key, value: text, reason: "the length must be \(minimum) plus a multiple of \(step)")
             }

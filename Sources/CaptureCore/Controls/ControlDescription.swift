@@ -40,19 +40,21 @@ public struct ControlRange: Sendable, Hashable, Codable, CustomStringConvertible
     /// Whether `value` is a whole number of steps above the minimum.
     public func isOnStep(_ value: Int64) -> Bool {
         guard step > 1, value >= minimum else { return true }
-        return UInt64(value - minimum) % step == 0
+        // The distance from the minimum fits in 64 unsigned bits whatever the range (a driver's or a dump's).
+        return UInt64(bitPattern: value &- minimum) % step == 0
     }
 
     /// The valid value closest to `value` (ties go up), clamped to the range.
     public func nearestValid(_ value: Int64) -> Int64 {
         let clamped = Swift.min(Swift.max(value, minimum), maximum)
         guard step > 1 else { return clamped }
-        let offset = UInt64(clamped - minimum)
+        // Distances from the minimum in unsigned 64 bits: no range a driver or a dump declares can overflow them.
+        let offset = UInt64(bitPattern: clamped &- minimum)
         let below = offset - offset % step
-        let above = below + step
-        let lower = minimum + Int64(below)
-        guard above <= UInt64(maximum - minimum) else { return lower }
-        return offset - below < above - offset ? lower : minimum + Int64(above)
+        let lower = minimum &+ Int64(bitPattern: below)
+        let (above, overflow) = below.addingReportingOverflow(step)
+        guard !overflow, maximum >= minimum, above <= UInt64(bitPattern: maximum &- minimum) else { return lower }
+        return offset - below < above - offset ? lower : minimum &+ Int64(bitPattern: above)
     }
 
     /// `min..max step N`.

@@ -201,7 +201,14 @@ private struct ControlListParser {
             maximum: fields["max"] ?? 0, step: UInt64(bitPattern: fields["step"] ?? 0),
             defaultValue: fields["default"] ?? 0, flags: flags, dimensions: dimensions)
         description.elementSize = Self.elementSize(description)
-        description.elementCount = dimensions.reduce(1) { $0 * $1 }
+        // The kernel caps a control's elements well below 2³²; a dump whose dimensions multiply past that is damaged.
+        var count: UInt32 = 1
+        for dimension in dimensions {
+            let (product, overflow) = count.multipliedReportingOverflow(by: dimension)
+            guard !overflow else { throw failure("the dimensions hold more than 2^32 elements") }
+            count = product
+        }
+        description.elementCount = count
         let value = try valueText.map { text throws(CaptureError) in try parseValue(text, for: description) } ?? nil
         return V4L2ControlList.Entry(description, value: value)
     }
@@ -212,7 +219,7 @@ private struct ControlListParser {
         case .u8: 1
         case .u16: 2
         case .integer64, .area: 8
-        case .string: UInt32(clamping: control.maximum + 1)
+        case .string: UInt32(clamping: control.maximum >= Int64(UInt32.max) ? Int64(UInt32.max) : control.maximum + 1)
         default: 4
         }
     }
