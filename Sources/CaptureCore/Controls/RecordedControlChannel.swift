@@ -38,7 +38,8 @@ package final class RecordedControlChannel: ControlChannel {
             if let value = entry.value {
                 values.append(value)
             } else if control.type.isCompound {
-                values.append(.payload([UInt8](repeating: 0, count: Int(control.elementSize * control.elementCount))))
+                values.append(
+                    .payload([UInt8](repeating: 0, count: Int(control.elementSize) * Int(control.elementCount))))
             } else if let number = ControlValue.number(control.defaultValue, type: control.type) {
                 values.append(number)
             } else {
