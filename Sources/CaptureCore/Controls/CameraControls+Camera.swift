@@ -128,17 +128,18 @@ extension CameraControls {
     /// (exposure, focus, white balance, gain, hue) and is on, it is turned off first, then the value is written.
     /// The value is checked against the range before anything changes (see ``CameraControls`` for the rule).
     public func set(_ control: CameraControl, to value: Int64) throws(ControlError) {
-        var description = try description(of: control.id)
+        let all = try descriptions()
+        var description = try Self.find(control.id, in: all)
         let number = try Self.number(value, for: description)
         // Check range and step before touching the automatic mode; flags are checked after it is off.
         var active = description
         active.flags.remove(.inactive)
         try active.validate(number)
-        if try turnAutomaticOff(for: control) {
+        if try turnAutomaticOff(for: control, manual: description, in: all) {
+            // Turning it off changes the manual control's flags (inactive): read them again.
             description = try self.description(of: control.id)
         }
-        try description.validate(number)
-        try channel.write([ControlAssignment(description, number)])
+        try write(description, number)
     }
 
     /// The exposure mode.
@@ -222,38 +223,41 @@ extension CameraControls {
     }
 
     private func setMenu(_ id: UInt32, index: Int32) throws(ControlError) {
-        let control = try description(of: id)
-        try control.validate(.menu(index))
-        try channel.write([ControlAssignment(control, .menu(index))])
+        try write(try description(of: id), .menu(index))
     }
 
     private func setBoolean(_ id: UInt32, _ value: Bool) throws(ControlError) {
-        let control = try description(of: id)
-        try control.validate(.boolean(value))
-        try channel.write([ControlAssignment(control, .boolean(value))])
+        try write(try description(of: id), .boolean(value))
     }
 
-    /// Turns off the automatic mode governing `control` if it is on; whether it changed anything.
-    private func turnAutomaticOff(for control: CameraControl) throws(ControlError) -> Bool {
+    /// Checks `value` against `control` (the type's rule) and writes it alone.
+    private func write(_ control: ControlDescription, _ value: ControlValue) throws(ControlError) {
+        try control.validate(value)
+        try channel.write([ControlAssignment(control, value)])
+    }
+
+    /// Turns off the automatic mode governing `control` (described by `manual`, from the listing `all`) if it is on;
+    /// whether it changed anything.
+    private func turnAutomaticOff(
+        for control: CameraControl, manual: ControlDescription, in all: [ControlDescription]
+    ) throws(ControlError) -> Bool {
         guard let rule = V4L2ControlID.automaticModes.first(where: { $0.manual == control.id }),
-            let automatic = try descriptions().first(where: { $0.id == rule.automatic })
+            let automatic = all.first(where: { $0.id == rule.automatic })
         else { return false }
         let current = try channel.read([automatic]).first?.integerValue ?? 0
         if control == .exposureTime {
             // Shutter priority lets the app set the exposure time; if the driver still marks it inactive, go manual.
-            let manual = try description(of: control.id)
             if current == Int64(ExposureMode.manual.menuIndex)
                 || (current == Int64(ExposureMode.shutterPriority.menuIndex) && !manual.flags.contains(.inactive))
             {
                 return false
             }
-            try setMenu(rule.automatic, index: ExposureMode.manual.menuIndex)
+            try write(automatic, .menu(ExposureMode.manual.menuIndex))
             return true
         }
         guard !rule.activeWhen.contains(current) else { return false }
         guard let off = ControlValue.number(rule.activeWhen.min() ?? 0, type: automatic.type) else { return false }
-        try automatic.validate(off)
-        try channel.write([ControlAssignment(automatic, off)])
+        try write(automatic, off)
         return true
     }
 

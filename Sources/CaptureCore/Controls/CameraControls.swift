@@ -108,6 +108,11 @@ public final class CameraControls: Sendable {
         for (key, value) in assignments {
             checked.append(ControlAssignment(try Self.find(key, in: all), value))
         }
+        try write(checked)
+    }
+
+    /// Checks `checked` against the rule and writes it in one request, automatic modes first.
+    private func write(_ checked: [ControlAssignment]) throws(ControlError) {
         // An automatic mode switched off in the same request makes its manual control active: check it as such,
         // and put the automatic controls first in the request.
         let automatic = V4L2ControlID.automaticModes
@@ -132,11 +137,12 @@ public final class CameraControls: Sendable {
     /// ``ControlDescription/value(parsing:)``, then all are set as ``set(_:)`` does.
     public func set(parsing assignments: [(key: String, text: String)]) throws(ControlError) {
         let all = try descriptions()
-        var values: [(key: String, value: ControlValue)] = []
+        var checked: [ControlAssignment] = []
         for (key, text) in assignments {
-            values.append((key, try Self.find(key, in: all).value(parsing: text)))
+            let control = try Self.find(key, in: all)
+            checked.append(ControlAssignment(control, try control.value(parsing: text)))
         }
-        try set(values)
+        try write(checked)
     }
 
     /// Changes made to the device's controls by others (another program, an automatic mode), as they happen,
