@@ -33,7 +33,7 @@ extension V4L2FormatList {
             names.append(flag == .cscYCbCr && hsvFormats.contains(pixelFormat) ? "csc-hsv" : name)
             remaining &= ~flag.rawValue
         }
-        if remaining != 0 { names.append("0x" + hex8(remaining)) }
+        if remaining != 0 { names.append(hex8(UInt64(remaining))) }
         return names.joined(separator: ", ")
     }
 
@@ -45,11 +45,6 @@ extension V4L2FormatList {
         let digits = name.hasPrefix("0x") ? Substring(name.dropFirst(2)) : Substring(name)
         guard digits.count == 8, let bits = UInt32(digits, radix: 16), bits != 0 else { return nil }
         return PixelFormatFlags(rawValue: bits)
-    }
-
-    static func hex8(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
 
     /// `printf("%.3f", value)`, exactly as the C library formats it (the same code `v4l2-ctl` runs).

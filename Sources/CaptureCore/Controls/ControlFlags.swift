@@ -65,7 +65,8 @@ public struct ControlFlags: OptionSet, Sendable, Hashable, Codable {
     }
 }
 
-/// `0x%08llx`: at least eight lowercase hex digits.
+/// `0x%08llx`: at least eight lowercase hex digits (control ids, bitmasks, and unknown flag bits of formats and
+/// controls).
 func hex8(_ value: UInt64) -> String {
     let digits = String(value, radix: 16)
     return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits

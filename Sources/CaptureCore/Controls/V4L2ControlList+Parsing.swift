@@ -90,10 +90,7 @@ private struct ControlListParser {
                 guard let index = entries[entry].value?.integerValue, let item = control.menuItem(index) else {
                     continue
                 }
-                let listed =
-                    control.type == .menu
-                    ? (item.name ?? "")
-                    : "\(item.value ?? 0) 0x\(String(UInt64(bitPattern: item.value ?? 0), radix: 16))"
+                let listed = V4L2ControlList.selectedItemText(item, type: control.type)
                 guard listed == text else {
                     throw CaptureError(
                         .malformedControlList,

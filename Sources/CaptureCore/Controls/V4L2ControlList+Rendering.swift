@@ -110,22 +110,23 @@ extension V4L2ControlList {
         let number = entry.value?.integerValue ?? 0
         switch control.type {
         case .integer64: return String(number)
-        case .menu:
+        case .menu, .integerMenu:
             let index = Int32(truncatingIfNeeded: number)
             guard let item = control.menuItem(Int64(index)) else {
                 return entry.valueLabel.map { "\(index) (\($0))" } ?? String(index)
             }
-            return "\(index) (\(item.name ?? ""))"
-        case .integerMenu:
-            let index = Int32(truncatingIfNeeded: number)
-            guard let item = control.menuItem(Int64(index)) else {
-                return entry.valueLabel.map { "\(index) (\($0))" } ?? String(index)
-            }
-            let value = item.value ?? 0
-            return "\(index) (\(value) 0x\(String(UInt64(bitPattern: value), radix: 16)))"
+            return "\(index) (\(selectedItemText(item, type: control.type)))"
         default:
             return String(Int32(truncatingIfNeeded: number))
         }
+    }
+
+    /// How `print_value` names a selected menu item after its index: the item's name, or for an integer menu its
+    /// number and the number in hex (`5 0x5`). The parser checks a dump's value lines against this same text.
+    static func selectedItemText(_ item: ControlMenuItem, type: ControlType) -> String {
+        guard type == .integerMenu else { return item.name ?? "" }
+        let value = item.value ?? 0
+        return "\(value) 0x\(String(UInt64(bitPattern: value), radix: 16))"
     }
 
     /// The value as v4l-utils 1.14–1.21 printed it; `nil` where they printed none.
