@@ -44,8 +44,7 @@ struct SendBench {
         let drain = try UDPSocket(bindingTo: SocketAddress.loopbackIPv4(port: 0))
         let drained = Locked((datagrams: 0, stopped: false))
         Thread.detachNewThread { Self.drainLoop(drain, into: drained) }
-        var packetizer = RTPPacketizerConfiguration()
-        packetizer.trailerCapacity = srtp ? SRTPSession.maximumTrailerLength : 0
+        let packetizer = RTPPacketizerConfiguration()
         let sender = try VideoSender(
             configuration: VideoSenderConfiguration(
                 remote: drain.localAddress, rtcpMux: true, packetizer: packetizer,

@@ -101,8 +101,7 @@ extension CapturerProbe {
         mutating func run() async throws {
             let remote = try SendSession.address(to)
             let keys = try SendSession.keys(srtp: srtp, base64: srtpKey)
-            var packetizer = RTPPacketizerConfiguration(maxPacketSize: mtu)
-            packetizer.trailerCapacity = keys == nil ? 0 : SRTPSession.maximumTrailerLength
+            let packetizer = RTPPacketizerConfiguration(maxPacketSize: mtu)
             let parameters = VideoSessionParameters(
                 address: remote.host, port: remote.port, rtcpPort: rtcpMux ? nil : remote.port &+ 1, rtcpMux: rtcpMux,
                 payloadType: packetizer.payloadType, framerate: request.fpsLimit, crypto: keys,

@@ -68,7 +68,9 @@ public final class VideoSender: EncodedFrameSink {
     ) throws(VideoSessionError) {
         var configuration = configuration
         if configuration.srtp != nil {
-            configuration.packetizer.trailerCapacity = max(configuration.packetizer.trailerCapacity, 16)
+            // libsrtp needs room for its longest trailer (tag and MKI, SRTP_MAX_TRAILER_LEN), not just the tag.
+            configuration.packetizer.trailerCapacity = max(
+                configuration.packetizer.trailerCapacity, SRTPSession.maximumTrailerLength)
         }
         self.configuration = configuration
         self.logger = logger
