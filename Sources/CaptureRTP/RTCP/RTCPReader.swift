@@ -4,16 +4,10 @@ struct RTCPReader {
     var position: Int
     let end: Int
 
-    /// Reads `width` bytes big-endian; the caller has checked the bounds.
-    func load(_ at: Int, _ width: Int) -> UInt32 {
-        var value: UInt32 = 0
-        for index in 0..<width { value = value << 8 | UInt32(bytes[at + index]) }
-        return value
-    }
-
+    /// Reads a big-endian 32-bit word and moves past it; the caller has checked the bounds.
     mutating func u32() -> UInt32 {
         defer { position += 4 }
-        return load(position, 4)
+        return bytes.rtpLoadUInt32(at: position)
     }
 
     var remaining: Int { end - position }
@@ -128,7 +122,7 @@ extension RTCPCompoundPacket {
             }
             return .fullIntraRequest(senderSSRC: sender, entries: entries)
         case (RTCPPacketType.payloadFeedback, RTCPFeedbackFormat.applicationLayer)
-        where reader.remaining >= 16 && reader.load(reader.position + 8, 4) == rembIdentifier:
+        where reader.remaining >= 16 && reader.bytes.rtpLoadUInt32(at: reader.position + 8) == rembIdentifier:
             let sender = reader.u32()
             _ = reader.u32()  // media source SSRC: 0 for REMB
             _ = reader.u32()  // "REMB"
