@@ -79,19 +79,6 @@ extension VideoReceiver {
 
     /// Serializes, protects (SRTCP) and sends one compound packet from the RTCP socket.
     private func send(_ packets: [RTCPPacket], to address: SocketAddress) -> Bool {
-        var bytes = RTCPCompoundPacket.serialize(packets)
-        let payloadLength = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
-        return bytes.withUnsafeMutableBytes { buffer in
-            var length = payloadLength
-            if let srtcpOut {
-                do throws(SRTPError) {
-                    try srtcpOut.protectRTCP(buffer, length: &length)
-                } catch {
-                    return false
-                }
-            }
-            return rtcpSocket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: address)
-        }
+        rtcpSocket.sendRTCP(packets, to: address, protectingWith: srtcpOut)
     }
 }

@@ -134,20 +134,7 @@ extension VideoSender {
             .sourceDescription([RTCPSourceDescriptionChunk(ssrc: ssrc, items: [.cname(configuration.cname)])]),
         ]
         if bye { packets.append(.goodbye(RTCPBye(ssrcs: [ssrc]))) }
-        var bytes = RTCPCompoundPacket.serialize(packets)
-        let payloadLength = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
-        let sent = bytes.withUnsafeMutableBytes { buffer -> Bool in
-            var length = payloadLength
-            if let srtp {
-                do throws(SRTPError) {
-                    try srtp.protectRTCP(buffer, length: &length)
-                } catch {
-                    return false
-                }
-            }
-            return rtcpSocket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: rtcpRemote)
-        }
+        let sent = rtcpSocket.sendRTCP(packets, to: rtcpRemote, protectingWith: srtp)
         state.withLock {
             if sent { $0.statistics.rtcpSent += 1 } else { $0.statistics.sendErrors += 1 }
         }

@@ -30,8 +30,6 @@ public final class VideoSender: EncodedFrameSink {
     struct SendState {
         var statistics = VideoSenderStatistics()
         var latency = LatencyRecorder()
-        var lastRTPTimestamp: UInt32 = 0
-        var hasSent = false
         var finished = false
     }
 
@@ -155,8 +153,6 @@ public final class VideoSender: EncodedFrameSink {
             state.statistics.sendErrors += errors
             if frame.isKeyFrame { state.statistics.keyFramesSent += 1 }
             state.latency.record(nanoseconds: latencyNs)
-            state.lastRTPTimestamp = frame.rtpTimestamp
-            state.hasSent = true
         }
     }
 

@@ -70,9 +70,4 @@ final class VideoSenderMetrics: Sendable {
             if let rtt { roundTripTime.recordNanoseconds(rtt) }
         }
     }
-
-    /// An RTCP packet could not be sent.
-    func sendFailed() {
-        sendErrors.increment()
-    }
 }
