@@ -67,24 +67,16 @@ extension VideoReceiver {
             return
         }
         let rtcpAddress = configuration.rtcpMux ? source : source.withPort(source.port &+ 1)
-        // One sender at a time: a packet from another SSRC or address while the current sender is active is stray
-        // (it must neither reach the reassembler nor redirect our RTCP); after a silence the receiver follows it.
-        let stray = pipeline.withLock { pipeline in
-            guard let peer = pipeline.peer, peer.ssrc != header.ssrc || peer.rtcpAddress != rtcpAddress else {
-                return false
-            }
-            return nowNs &- pipeline.lastPacketNs < Self.sourceSwitchSilenceNs
-        }
-        if stray {
-            state.withLock { $0.strayPackets += 1 }
-            return
-        }
         // `nonisolated(unsafe)` is sound: the datagram buffer belongs to this receive thread, is read synchronously
         // inside the lock, and the reassembler copies what it keeps; no reference to it outlives this call.
         nonisolated(unsafe) let packet = bytes
-        let counts = pipeline.withLock { pipeline in
-            var pli = false
-            var decoded: [VideoFrame] = []
+        let update = pipeline.withLock { pipeline -> PacketUpdate? in
+            if let peer = pipeline.peer, peer.ssrc != header.ssrc || peer.rtcpAddress != rtcpAddress {
+                // One sender at a time: a packet from another SSRC or address while the current sender is active is
+                // stray (it must neither reach the reassembler nor redirect our RTCP); after a silence the receiver
+                // follows it.
+                guard nowNs &- pipeline.lastPacketNs >= Self.sourceSwitchSilenceNs else { return nil }
+            }
             if pipeline.peer?.ssrc != header.ssrc || pipeline.peer?.rtcpAddress != rtcpAddress {
                 pipeline.peer = Peer(ssrc: header.ssrc, rtcpAddress: rtcpAddress)
             }
@@ -93,46 +85,60 @@ extension VideoReceiver {
                 clockRate: 90_000)
             if pipeline.firstPacketNs == nil { pipeline.firstPacketNs = nowNs }
             pipeline.lastPacketNs = nowNs
-            var decodeErrors = 0
-            var keyFrames = 0
+            var update = PacketUpdate()
             for event in pipeline.assembler.insert(packet, arrivalTimeNs: nowNs) {
                 switch event {
                 case .frame(let frame):
                     switch Self.decode(frame, in: &pipeline, logger: logger) {
                     case .success(let picture?):
-                        decoded.append(picture)
-                        if frame.isKeyFrame { keyFrames += 1 }
+                        update.decoded.append(picture)
+                        if frame.isKeyFrame { update.keyFrames += 1 }
                     case .success(nil): break
                     case .failure:
-                        decodeErrors += 1
-                        pli = true
+                        update.decodeErrors += 1
+                        update.needsPictureLossIndication = true
                     }
                 case .frameDropped: break
-                case .keyFrameNeeded: pli = true
+                case .keyFrameNeeded: update.needsPictureLossIndication = true
                 }
             }
-            let assembled = pipeline.assembler.statistics
-            let jitterMs = Double(pipeline.receiveStatistics.jitter) / 90
-            let seconds = Double(nowNs - (pipeline.firstPacketNs ?? nowNs)) / 1e9
-            return (assembled, decodeErrors, keyFrames, jitterMs, seconds, decoded, pli)
+            update.assembled = pipeline.assembler.statistics
+            update.jitterMs = Double(pipeline.receiveStatistics.jitter) / 90
+            update.seconds = Double(nowNs - (pipeline.firstPacketNs ?? nowNs)) / 1e9
+            return update
         }
-        let decoded = counts.5
+        guard let update else {
+            state.withLock { $0.strayPackets += 1 }
+            return
+        }
+        let decoded = update.decoded
         state.withLock { statistics in
             statistics.packets += 1
             statistics.bytes += length
-            statistics.packetsLost = counts.0.lost
-            statistics.framesComplete = counts.0.framesComplete
-            statistics.framesLost = counts.0.framesDropped
-            statistics.framesReceived = counts.0.framesComplete + counts.0.framesDropped
-            statistics.malformed = max(statistics.malformed, counts.0.malformed)
+            statistics.packetsLost = update.assembled.lost
+            statistics.framesComplete = update.assembled.framesComplete
+            statistics.framesLost = update.assembled.framesDropped
+            statistics.framesReceived = update.assembled.framesComplete + update.assembled.framesDropped
+            statistics.malformed = max(statistics.malformed, update.assembled.malformed)
             statistics.framesDecoded += decoded.count
-            statistics.keyFramesDecoded += counts.2
-            statistics.decodeErrors += counts.1
-            statistics.jitterMs = counts.3
-            statistics.bitrateKbps = counts.4 > 0 ? Double(statistics.bytes) * 8 / 1_000 / counts.4 : 0
+            statistics.keyFramesDecoded += update.keyFrames
+            statistics.decodeErrors += update.decodeErrors
+            statistics.jitterMs = update.jitterMs
+            statistics.bitrateKbps = update.seconds > 0 ? Double(statistics.bytes) * 8 / 1_000 / update.seconds : 0
         }
         for picture in decoded { onFrame?(picture) }
-        if counts.6 { sendPictureLossIndication() }
+        if update.needsPictureLossIndication { sendPictureLossIndication() }
+    }
+
+    /// What one accepted packet changed, gathered under the pipeline lock and published after it.
+    struct PacketUpdate {
+        var assembled = VP8ReceiverStatistics()
+        var decoded: [VideoFrame] = []
+        var keyFrames = 0
+        var decodeErrors = 0
+        var jitterMs = 0.0
+        var seconds = 0.0
+        var needsPictureLossIndication = false
     }
 
     /// Decodes one complete frame and appends it to the IVF file. A frame the decoder rejects is counted; the
