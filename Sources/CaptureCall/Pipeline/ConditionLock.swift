@@ -38,23 +38,23 @@ package final class ConditionLock<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the value, then wakes every waiter (the value may have changed).
-    package func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+    /// Runs `body` with exclusive access to the value. With `signalling`, then wakes every waiter to check its
+    /// predicate again: pass it where `body` may make a waiter's predicate true, and only there, so that reading
+    /// statistics or counting a frame does not wake a waiting thread for nothing.
+    package func withLock<Result>(signalling: Bool = false, _ body: (inout Value) -> Result) -> Result {
         pthread_mutex_lock(mutex)
         defer {
-            pthread_cond_broadcast(condition)
+            if signalling { pthread_cond_broadcast(condition) }
             pthread_mutex_unlock(mutex)
         }
         return body(&value)
     }
 
-    /// Waits until `predicate` holds, then runs `body` with exclusive access to the value.
+    /// Waits until `predicate` holds (as made true by a ``withLock(signalling:_:)`` that signals), then runs `body`
+    /// with exclusive access to the value.
     package func wait<Result>(until predicate: (Value) -> Bool, _ body: (inout Value) -> Result) -> Result {
         pthread_mutex_lock(mutex)
-        defer {
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
-        }
+        defer { pthread_mutex_unlock(mutex) }
         while !predicate(value) { pthread_cond_wait(condition, mutex) }
         return body(&value)
     }

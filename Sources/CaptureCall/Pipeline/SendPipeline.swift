@@ -157,7 +157,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     public func stop() {
         thread.withLock { thread in
             guard let id = thread else { return }
-            let dropped = state.withLock { state -> Bool in
+            // Signalling: the encoder thread waits for a frame or for `stopping`.
+            let dropped = state.withLock(signalling: true) { state -> Bool in
                 state.stopping = true
                 defer { state.pending = nil }
                 return state.pending != nil
@@ -210,7 +211,7 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         let output = VideoFrame(
             buffer: adapted, rotation: frame.rotation, timestampNs: frame.timestampNs,
             sequenceNumber: frame.sequenceNumber)
-        state.withLock { state in
+        state.withLock(signalling: true) { state in  // the encoder thread waits for `pending`
             guard !state.stopping else { return }
             let interval = state.lastTimestampNs.map { Int64(clamping: frame.timestampNs) &- Int64(clamping: $0) }
             state.lastTimestampNs = frame.timestampNs
