@@ -49,7 +49,12 @@ enum DeviceResolver {
         if spec.hasPrefix("replay:") {
             // replay:FILE:FORMAT:WxH[@FPS]: a raw-frame file carries no header, so its format and size are spelled out.
             let source = try ReplaySource(parsing: String(spec.dropFirst("replay:".count)))
-            return ResolvedDevice(device: try ReplayCamera.device(source), provider: try .replay(source, loop: true))
+            // The provider describes the file once (indexing every frame); its one device is that description.
+            let provider = try CameraProvider.replay(source, loop: true)
+            guard let device = provider.devices().first else {
+                throw CaptureError(.deviceNotFound, "the replay file yields no camera", device: spec)
+            }
+            return ResolvedDevice(device: device, provider: provider)
         }
         if spec.hasPrefix("/") || spec.hasPrefix(".") || FileManager.default.fileExists(atPath: spec) {
             return try path(spec)
