@@ -83,7 +83,7 @@ struct PipelineBench {
                 + "cpu_used=\(configuration.resolvedCpuUsed(for: size)) wall_s=\(fixed(wall, 4)) cpu_s=\(fixed(cpu, 4)) "
                 + "wall_ms_per_frame=\(fixed(wall * 1000 / Double(total), 3)) "
                 + "cpu_ms_per_frame=\(fixed(cpu * 1000 / Double(total), 3)) "
-                + "fps_per_stream=\(fixed(streamFPS.min() ?? 0, 1)) peak_rss_kb=\(peakRSSKilobytes()) "
+                + "fps_per_stream=\(fixed(streamFPS.min() ?? 0, 1)) peak_rss_kb=\(ProcessMemory.peakResidentKiB() ?? 0) "
                 + "mallocs_per_frame=\(fixed(Double(statistics.mallocCount) / Double(measured), 2))")
     }
 }
@@ -203,18 +203,4 @@ func processCPUTimeNs() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-/// The process's peak resident set (`VmHWM` in /proc/self/status), in kilobytes; 0 where unavailable.
-func peakRSSKilobytes() -> Int {
-    guard let file = fopen("/proc/self/status", "r") else { return 0 }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 256)
-    while fgets(&line, Int32(line.count), file) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("VmHWM:") {
-            return Int(text.dropFirst(6).filter(\.isNumber)) ?? 0
-        }
-    }
-    return 0
 }
