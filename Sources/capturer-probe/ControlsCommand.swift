@@ -187,12 +187,9 @@ extension CapturerProbe {
                 }
             }
             let printer = Task {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 for await event in events {
                     if json {
-                        let line = EventJSON(event)
-                        if let data = try? encoder.encode(line) { print(String(decoding: data, as: UTF8.self)) }
+                        try? printJSONLine(EventJSON(event))
                     } else {
                         print(event.description)
                     }
@@ -251,10 +248,8 @@ enum ProfileFile {
     }
 
     static func write(_ profile: ControlProfile, to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
-            try (try encoder.encode(profile) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
+            try (try jsonData(profile, pretty: true) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
         } catch {
             throw ProbeFailure(status: .outputNotWritable, message: "\(path): cannot write the profile", hint: nil)
         }

@@ -68,9 +68,7 @@ extension CapturerProbe {
 
         private static func emit(_ line: Line, json: Bool) throws {
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(line), as: UTF8.self))
+                try printJSONLine(line)
             } else {
                 let event = line.event.padding(toLength: 8, withPad: " ", startingAt: 0)
                 var text = String(format: "%9.3f s  ", line.elapsedSeconds) + event + " "
