@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
+        .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
     ],
     dependencies: [
@@ -30,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // OpenSSL: DTLS 1.2 with use_srtp, ECDSA certificates, HMAC-SHA1 for STUN's MESSAGE-INTEGRITY.
+        .systemLibrary(name: "CSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
 
@@ -84,6 +87,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 // Errno for the encoder thread's pthread_create failure (CaptureError carries it).
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // WebRTC: ICE (STUN checks, controlling agent), DTLS-SRTP (OpenSSL), one UDP 5-tuple demultiplexed by
+        // RFC 7983, WHIP publishing; built on the call layer's pipeline, RTP and SRTP.
+        .target(
+            name: "CaptureWebRTC",
+            dependencies: [
+                "CaptureCore", "CaptureRTP", "CaptureCall", "CSSL", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -147,6 +160,10 @@ let package = Package(
                 "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CaptureCall", "CaptureTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
+        ),
+        .testTarget(
+            name: "CaptureWebRTCTests",
+            dependencies: ["CaptureCore", "CaptureRTP", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport"]
         ),
         .testTarget(
             name: "CapturerProbeTests",
