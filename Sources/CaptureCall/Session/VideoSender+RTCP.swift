@@ -5,30 +5,38 @@ internal import Foundation
 internal import Logging
 
 extension VideoSender {
-    /// The RTCP thread: reads the peer's RTCP (with a short timeout, so it also serves as the report timer) and sends
-    /// a sender report when one is due. Holds the sender weakly between packets, so that dropping it ends the loop.
+    /// The RTCP thread: reads the peer's RTCP from the sender's own socket (with a short timeout, so it also serves as
+    /// the report timer; with a transport, which delivers the RTCP itself, it only waits) and sends a sender report
+    /// when one is due. Holds the sender weakly between packets, so that dropping it ends the loop.
     static func rtcpLoop(_ weakSender: WeakSender) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         defer { buffer.deallocate() }
         guard let first = weakSender.sender else { return }
         var schedule = RTCPInterval(intervalNs: first.configuration.rtcpIntervalNs, nowNs: MonotonicClock.nowNs())
-        let socket = first.rtcpSocket
+        let socket: UDPSocket? =
+            if case .sockets(_, let rtcp, _, _) = first.output { rtcp } else { nil }
         let stopped = first.rtcpStopped
         defer { stopped.withLock { $0 = true } }
         while let sender = weakSender.sender, sender.running.withLock({ $0 }) {
-            let received: (count: Int, source: SocketAddress)?
-            do throws(UDPSocketError) {
-                received = try socket.receive(into: buffer, timeout: .milliseconds(50))
-            } catch {
-                break  // Closed: the sender finished.
+            if let socket {
+                let received: (count: Int, source: SocketAddress)?
+                do throws(UDPSocketError) {
+                    received = try socket.receive(into: buffer, timeout: .milliseconds(50))
+                } catch {
+                    break  // Closed: the sender finished.
+                }
+                if let received { sender.receiveRTCP(buffer, length: received.count) }
+            } else {
+                usleep(20_000)
             }
-            if let received { sender.handleRTCP(buffer, length: received.count) }
             if schedule.isDue(nowNs: MonotonicClock.nowNs()) { sender.sendReport(bye: false) }
         }
     }
 
-    /// Parses one RTCP datagram from the peer (after SRTCP unprotection) and acts on it.
-    func handleRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) {
+    /// Takes one RTCP datagram from the peer (SRTCP when SRTP is on: it is unprotected in place in `buffer`), parses
+    /// it and acts on it. A ``PacketTransport``'s owner calls it for the RTCP it receives; a sender with its own
+    /// sockets reads them itself. Any thread.
+    public func receiveRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) {
         var length = length
         if let srtcpIn {
             do throws(SRTPError) {
@@ -90,9 +98,9 @@ extension VideoSender {
             }
             metrics.received(.bitrateRequest(kbps: kbps))
             _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .temporaryMaximum)
-        case .genericNACK(_, let mediaSSRC, _) where mediaSSRC == ssrc:
-            state.withLock { $0.statistics.nacksReceived += 1 }
+        case .genericNACK(_, let mediaSSRC, let entries) where mediaSSRC == ssrc:
             metrics.received(.nack)
+            retransmit(entries)
         default:
             break
         }
@@ -134,7 +142,13 @@ extension VideoSender {
             .sourceDescription([RTCPSourceDescriptionChunk(ssrc: ssrc, items: [.cname(configuration.cname)])]),
         ]
         if bye { packets.append(.goodbye(RTCPBye(ssrcs: [ssrc]))) }
-        let sent = rtcpSocket.sendRTCP(packets, to: rtcpRemote, protectingWith: srtp)
+        let sent =
+            switch output {
+            case .sockets(_, let rtcp, _, let rtcpRemote):
+                rtcp.sendRTCP(packets, to: rtcpRemote, protectingWith: srtp)
+            case .transport(let transport):
+                CaptureCall.sendRTCP(packets, protectingWith: srtp) { transport.send($0) }
+            }
         state.withLock {
             if sent { $0.statistics.rtcpSent += 1 } else { $0.statistics.sendErrors += 1 }
         }

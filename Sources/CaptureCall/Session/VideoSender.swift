@@ -12,19 +12,20 @@ public import Logging
 #endif
 
 /// The RTP end of a ``SendPipeline``: packetizes each encoded frame for VP8 (RFC 7741), protects it with SRTP when
-/// configured, and sends it over UDP; sends RTCP sender reports with SDES about once a second; and answers the
-/// peer's RTCP on its own thread: receiver reports give the round-trip time, PLI and (new) FIR ask the pipeline for a
-/// key frame, REMB and TMMBR set its target bit rate. Malformed or unauthentic RTCP is counted and ignored.
+/// configured, and sends it over UDP or a ``PacketTransport``; sends RTCP sender reports with SDES about once a second;
+/// and answers the peer's RTCP: receiver reports give the round-trip time, PLI and (new) FIR ask the pipeline for a key
+/// frame, REMB and TMMBR set its target bit rate, and generic NACKs are answered from a history of sent packets (RTX,
+/// RFC 4588, when configured). Malformed or unauthentic RTCP is counted and ignored.
 ///
 /// ``consume(_:)`` runs on the pipeline's encoder thread and, in steady state, allocates nothing per packet: the
-/// packetizer lends one reusable buffer with SRTP trailer room, protection happens in place, and the statistics are
-/// updated once per frame.
+/// packetizer lends one reusable buffer with SRTP trailer room, the retransmission history is a fixed ring, protection
+/// happens in place, and the statistics are updated once per frame.
 public final class VideoSender: EncodedFrameSink {
     /// The configuration the sender was created with.
     public let configuration: VideoSenderConfiguration
     /// The sender's SSRC.
     public var ssrc: UInt32 { configuration.packetizer.ssrc }
-    /// The local address of the RTP socket.
+    /// The local address of the RTP socket (or of the transport).
     public let localAddress: SocketAddress
 
     struct SendState {
@@ -33,16 +34,27 @@ public final class VideoSender: EncodedFrameSink {
         var finished = false
     }
 
-    /// What only the encoder thread uses (``consume(_:)``, ``finish()``); behind a lock taken once per frame so
-    /// that the sender is `Sendable` without an unchecked claim.
-    private struct Wire {
+    /// What the encoder thread uses (``consume(_:)``, ``finish()``) and NACK answers share; behind a lock taken once
+    /// per frame (and once per NACK) so that the sender is `Sendable` without an unchecked claim.
+    struct Wire {
         var packetizer: VP8Packetizer
+        /// Sent packets, unprotected, for NACKs (`nil` without retransmission).
+        var history: RetransmissionHistory?
+        /// The buffer RTX packets are built and protected in (allocated once, with the history).
+        var rtxBuffer: UnsafeMutableRawBufferPointer?
+        /// The RTX stream's next sequence number.
+        var rtxSequenceNumber = UInt16.random(in: .min ... .max)
+        var loss: PacketLossSimulator?
     }
 
-    private let wire: Locked<Wire>
-    let rtpSocket: UDPSocket
-    let rtcpSocket: UDPSocket
-    let rtcpRemote: SocketAddress
+    /// Where datagrams go: the sender's own sockets, or a transport it was given.
+    enum Output: Sendable {
+        case sockets(rtp: UDPSocket, rtcp: UDPSocket, remote: SocketAddress, rtcpRemote: SocketAddress)
+        case transport(any PacketTransport)
+    }
+
+    let wire: Locked<Wire>
+    let output: Output
     let srtp: SRTPSession?
     /// Unprotects the peer's SRTCP (libsrtp needs an inbound session for it).
     let srtcpIn: SRTPSession?
@@ -59,10 +71,37 @@ public final class VideoSender: EncodedFrameSink {
     /// starts the RTCP thread.
     ///
     /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`, by default swift-metrics' global factory.
-    public init(
+    public convenience init(
         configuration: VideoSenderConfiguration,
         logger: Logger = Logger(label: "capture.call.sender"),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) throws(VideoSessionError) {
+        let sockets = try Self.openSockets(remote: configuration.remote, rtcpMux: configuration.rtcpMux)
+        let rtcpRemote =
+            configuration.rtcpMux ? configuration.remote : configuration.remote.withPort(configuration.remote.port &+ 1)
+        try self.init(
+            configuration: configuration,
+            output: .sockets(
+                rtp: sockets.rtp, rtcp: sockets.rtcp, remote: configuration.remote, rtcpRemote: rtcpRemote),
+            localAddress: sockets.local, logger: logger, metricsFactory: metricsFactory)
+    }
+
+    /// Sends through `transport` instead of sockets of its own (``VideoSenderConfiguration/remote`` and
+    /// ``VideoSenderConfiguration/rtcpMux`` are then not used): the transport delivers the peer's RTCP through
+    /// ``receiveRTCP(_:length:)``. Sets up SRTP and starts the thread that sends the reports.
+    public convenience init(
+        configuration: VideoSenderConfiguration, transport: any PacketTransport,
+        logger: Logger = Logger(label: "capture.call.sender"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) throws(VideoSessionError) {
+        try self.init(
+            configuration: configuration, output: .transport(transport), localAddress: transport.localAddress,
+            logger: logger, metricsFactory: metricsFactory)
+    }
+
+    private init(
+        configuration: VideoSenderConfiguration, output: Output, localAddress: SocketAddress, logger: Logger,
+        metricsFactory: any MetricsFactory
     ) throws(VideoSessionError) {
         var configuration = configuration
         if configuration.srtp != nil {
@@ -72,19 +111,27 @@ public final class VideoSender: EncodedFrameSink {
         }
         self.configuration = configuration
         self.logger = logger
+        self.output = output
+        self.localAddress = localAddress
         metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
-        let sockets = try Self.openSockets(remote: configuration.remote, rtcpMux: configuration.rtcpMux)
-        rtpSocket = sockets.rtp
-        rtcpSocket = sockets.rtcp
-        localAddress = sockets.local
-        rtcpRemote =
-            configuration.rtcpMux ? configuration.remote : configuration.remote.withPort(configuration.remote.port &+ 1)
-        wire = Locked(Wire(packetizer: VP8Packetizer(configuration: configuration.packetizer)))
+        let packetizer = VP8Packetizer(configuration: configuration.packetizer)
+        var wire = Wire(packetizer: packetizer, loss: configuration.firstTransmissionLoss)
+        if let retransmission = configuration.retransmission {
+            let packetSize = packetizer.configuration.maxPacketSize
+            wire.history = RetransmissionHistory(packets: retransmission.historyPackets, slotSize: packetSize)
+            // An RTX packet is the original plus the 2-byte original sequence number, plus the SRTP trailer.
+            wire.rtxBuffer = .allocate(
+                byteCount: packetSize + 2 + packetizer.configuration.trailerCapacity, alignment: 16)
+        }
+        self.wire = Locked(wire)
+        // Resending the original packet (no RTX) repeats a sequence number, which libsrtp refuses unless told.
+        let repeatsPackets = configuration.retransmission.map { $0.rtxPayloadType == nil } ?? false
         do {
             srtp = try configuration.srtp.map { keys throws(SRTPError) in
-                try SRTPSession(role: .sender, keyingMaterial: keys, profile: keys.profile)
+                try SRTPSession(
+                    role: .sender, keyingMaterial: keys, profile: keys.profile, replayProtection: !repeatsPackets)
             }
-            srtcpIn = try configuration.srtp.map { keys throws(SRTPError) in
+            srtcpIn = try (configuration.remoteSRTP ?? configuration.srtp).map { keys throws(SRTPError) in
                 try SRTPSession(role: .receiver, keyingMaterial: keys, profile: keys.profile)
             }
         } catch {
@@ -96,6 +143,7 @@ public final class VideoSender: EncodedFrameSink {
 
     deinit {
         running.withLock { $0 = false }
+        wire.withLock { $0.rtxBuffer?.deallocate() }
     }
 
     /// Lets the peer's RTCP steer `pipeline`: PLI and new FIRs request key frames, REMB and TMMBR set the target
@@ -113,17 +161,33 @@ public final class VideoSender: EncodedFrameSink {
         }
     }
 
+    /// Sends one RTP datagram (already protected) to the peer.
+    func sendRTP(_ datagram: UnsafeRawBufferPointer) -> Bool {
+        switch output {
+        case .sockets(let rtp, _, let remote, _): rtp.send(datagram, to: remote)
+        case .transport(let transport): transport.send(datagram)
+        }
+    }
+
     /// Packetizes, protects and sends one frame (on the encoder thread).
     public func consume(_ frame: EncodedFrame) {
         var packets = 0
         var bytes = 0
         var errors = 0
+        var dropped = 0
+        let nowNs = MonotonicClock.nowNs()
         wire.withLock { wire in
+            let history = wire.history
             frame.bytes.withUnsafeBytes { payload in
                 wire.packetizer.packetize(
                     payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
                     isDroppable: frame.isDroppable, rotation: frame.rotation
                 ) { (packet: inout OutgoingRTPPacket) in
+                    history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
+                    if wire.loss?.shouldDrop() == true {
+                        dropped += 1
+                        return
+                    }
                     if let srtp {
                         do throws(SRTPError) {
                             try srtp.protectRTP(packet.buffer, length: &packet.length)
@@ -132,7 +196,7 @@ public final class VideoSender: EncodedFrameSink {
                             return
                         }
                     }
-                    if rtpSocket.send(packet.bytes, to: configuration.remote) {
+                    if sendRTP(packet.bytes) {
                         packets += 1
                         bytes += packet.length
                     } else {
@@ -151,12 +215,14 @@ public final class VideoSender: EncodedFrameSink {
             state.statistics.bytes += bytes
             state.statistics.overheadBytes += bytes - min(bytes, frame.bytes.count)
             state.statistics.sendErrors += errors
+            state.statistics.firstTransmissionsDropped += dropped
             if frame.isKeyFrame { state.statistics.keyFramesSent += 1 }
             state.latency.record(nanoseconds: latencyNs)
         }
     }
 
-    /// Sends a last sender report with a BYE, stops the RTCP thread and closes the sockets.
+    /// Sends a last sender report with a BYE, stops the RTCP thread and closes the sockets (a transport is its
+    /// owner's to close).
     public func finish() {
         let first = state.withLock { state in
             defer { state.finished = true }
@@ -166,8 +232,10 @@ public final class VideoSender: EncodedFrameSink {
         sendReport(bye: true)
         running.withLock { $0 = false }
         while !rtcpStopped.withLock({ $0 }) { usleep(2_000) }
-        rtpSocket.close()
-        if rtcpSocket !== rtpSocket { rtcpSocket.close() }
+        if case .sockets(let rtp, let rtcp, _, _) = output {
+            rtp.close()
+            if rtcp !== rtp { rtcp.close() }
+        }
     }
 
     /// Binds the RTP socket on an ephemeral port of the remote's family and, without rtcp-mux, the RTCP socket on the

@@ -15,6 +15,15 @@ public struct VideoSenderConfiguration: Sendable {
     public var rtcpIntervalNs: UInt64
     /// SRTP keys and profile, or `nil` for plain RTP.
     public var srtp: SRTPKeyingMaterial?
+    /// The peer's SRTP keys, which its SRTCP is protected with; `nil` means the same as ``srtp`` (SDES as
+    /// `capturer-probe send` uses it). DTLS-SRTP gives each direction its own.
+    public var remoteSRTP: SRTPKeyingMaterial?
+    /// Answer generic NACKs from a history of sent packets (RTX when it has a payload type), or `nil` to only count
+    /// them.
+    public var retransmission: RetransmissionConfiguration?
+    /// Drops this share of first transmissions on the way out, never retransmissions, reproducibly (the kernel's
+    /// netem is not always available): exercises the receiver's NACKs and our answers. `nil` drops nothing.
+    public var firstTransmissionLoss: PacketLossSimulator?
     /// The camera's id, the `device` dimension of the sender's metrics (`camera_rtp_sender_*`, reported through
     /// swift-metrics once the app bootstraps a backend).
     public var metricsDeviceID: String
@@ -23,7 +32,8 @@ public struct VideoSenderConfiguration: Sendable {
     public init(
         remote: SocketAddress, rtcpMux: Bool = false, packetizer: RTPPacketizerConfiguration = .init(),
         cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil,
-        metricsDeviceID: String = "unknown"
+        remoteSRTP: SRTPKeyingMaterial? = nil, retransmission: RetransmissionConfiguration? = nil,
+        firstTransmissionLoss: PacketLossSimulator? = nil, metricsDeviceID: String = "unknown"
     ) {
         self.remote = remote
         self.rtcpMux = rtcpMux
@@ -31,6 +41,9 @@ public struct VideoSenderConfiguration: Sendable {
         self.cname = cname
         self.rtcpIntervalNs = rtcpIntervalNs
         self.srtp = srtp
+        self.remoteSRTP = remoteSRTP
+        self.retransmission = retransmission
+        self.firstTransmissionLoss = firstTransmissionLoss
         self.metricsDeviceID = metricsDeviceID
     }
 }

@@ -13,6 +13,7 @@ final class VideoSenderMetrics: Sendable {
     private let plis: Counter
     private let firs: Counter
     private let nacks: Counter
+    private let retransmissions: Counter
     private let rembs: Counter
     private let rtcpMalformed: Counter
     private let roundTripTime: CoreMetrics.Timer
@@ -30,6 +31,7 @@ final class VideoSenderMetrics: Sendable {
         plis = scope.counter("pli_received")
         firs = scope.counter("fir_received")
         nacks = scope.counter("nack_received")
+        retransmissions = scope.counter("retransmissions")
         rembs = scope.counter("remb_received")
         rtcpMalformed = scope.counter("rtcp_malformed")
         roundTripTime = scope.timer("rtt")
@@ -46,6 +48,11 @@ final class VideoSenderMetrics: Sendable {
         if errors > 0 { sendErrors.increment(by: errors) }
         if isKeyFrame { keyFrames.increment() }
         glassToWire.recordNanoseconds(Int64(clamping: latencyNs))
+    }
+
+    /// `count` packets were sent again in answer to a NACK.
+    func retransmitted(_ count: Int) {
+        if count > 0 { retransmissions.increment(by: count) }
     }
 
     /// What the peer's RTCP said.

@@ -20,8 +20,20 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var rembsReceived = 0
     /// TMMBR messages received.
     public var tmmbrsReceived = 0
-    /// Generic NACKs (RFC 4585) received for our SSRC. Counted only: retransmission (RTX) is the WebRTC layer's.
+    /// Generic NACKs (RFC 4585) received for our SSRC.
     public var nacksReceived = 0
+    /// Packets those NACKs asked for (each sequence number once per NACK).
+    public var packetsRequested = 0
+    /// Packets sent again in answer (as RTX when negotiated).
+    public var retransmissions = 0
+    /// Bytes sent in retransmissions (protected, as on the wire).
+    public var retransmittedBytes = 0
+    /// Requests for packets older than the history keeps (or than the maximum age): not served.
+    public var retransmissionsTooOld = 0
+    /// Requests for sequence numbers we never sent: not served.
+    public var retransmissionsUnknown = 0
+    /// First transmissions dropped on purpose by ``VideoSenderConfiguration/firstTransmissionLoss``.
+    public var firstTransmissionsDropped = 0
     /// The last bit rate a REMB or TMMBR asked for, in kbit/s (0 before any).
     public var lastRequestedBitrateKbps = 0
     /// Receiver reports (report blocks about our SSRC) received.

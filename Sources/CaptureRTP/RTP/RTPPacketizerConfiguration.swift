@@ -18,6 +18,12 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
     public var initialPictureID: UInt16
     /// The RFC 8285 one-byte extension ID (1...14) for the CVO video-orientation extension, or `nil` to not send it.
     public var videoOrientationExtensionID: UInt8?
+    /// The RFC 8285 one-byte extension ID (1...14) for the media identification extension (`sdes:mid`, RFC 8843
+    /// §15), sent on every packet with ``mid``, or `nil` to not send it. BUNDLE receivers such as Janus map packets to
+    /// their m-line by it.
+    public var midExtensionID: UInt8?
+    /// The m-line's `a=mid` value sent in the mid extension (1…16 bytes of UTF-8; longer values are not sent).
+    public var mid: String
     /// Bytes kept free after each packet in its buffer, so SRTP can append its authentication tag in place.
     public var trailerCapacity: Int
 
@@ -25,7 +31,8 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
     public init(
         maxPacketSize: Int = 1200, payloadType: UInt8 = 96, ssrc: UInt32 = .random(in: .min ... .max),
         initialSequenceNumber: UInt16 = .random(in: .min ... .max), initialPictureID: UInt16 = .random(in: 0...0x7FFF),
-        videoOrientationExtensionID: UInt8? = nil, trailerCapacity: Int = 16
+        videoOrientationExtensionID: UInt8? = nil, midExtensionID: UInt8? = nil, mid: String = "0",
+        trailerCapacity: Int = 16
     ) {
         self.maxPacketSize = maxPacketSize
         self.payloadType = payloadType
@@ -33,6 +40,8 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
         self.initialSequenceNumber = initialSequenceNumber
         self.initialPictureID = initialPictureID
         self.videoOrientationExtensionID = videoOrientationExtensionID
+        self.midExtensionID = midExtensionID
+        self.mid = mid
         self.trailerCapacity = trailerCapacity
     }
 }

@@ -4,9 +4,10 @@ public import CaptureCore
 ///
 /// Each frame gets one RTP timestamp and the next 15-bit picture ID; its first packet has the S bit, every packet
 /// PartID 0, the N bit when the frame is droppable, the last one the marker bit and, when configured, the CVO
-/// video-orientation extension (3GPP TS 26.114; WebRTC also sends it on the last packet). Payload sizes are balanced
-/// the way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extension
-/// included) differ by at most one byte. Nothing is allocated per frame or per packet.
+/// video-orientation extension (3GPP TS 26.114; WebRTC also sends it on the last packet). When configured, every
+/// packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE receivers route by. Payload sizes are balanced the
+/// way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extensions included)
+/// differ by at most one byte. Nothing is allocated per frame or per packet.
 ///
 /// Not thread-safe: use one packetizer from one thread (the encoder's).
 public final class VP8Packetizer {
@@ -23,8 +24,10 @@ public final class VP8Packetizer {
     private let buffer: UnsafeMutableRawBufferPointer
     /// The fixed header plus the 15-bit-picture-ID descriptor: 12 + 4 bytes.
     private static let baseOverhead = RTPHeader.fixedSize + 4
-    /// The CVO extension block: 4-byte extension header, 1-byte element header, 1 data byte, 2 padding bytes.
-    private static let orientationExtensionSize = 8
+    /// The mid extension's bytes (empty when not sent).
+    private let midBytes: [UInt8]
+    /// The one-byte-header elements every packet carries (the mid element), in bytes.
+    private let everyPacketElements: Int
 
     /// Creates a packetizer.
     public init(configuration: RTPPacketizerConfiguration) {
@@ -34,6 +37,12 @@ public final class VP8Packetizer {
         if let id = configuration.videoOrientationExtensionID, !(1...14).contains(id) {
             configuration.videoOrientationExtensionID = nil
         }
+        let mid = Array(configuration.mid.utf8)
+        if let id = configuration.midExtensionID, !(1...14).contains(id) || mid.isEmpty || mid.count > 16 {
+            configuration.midExtensionID = nil
+        }
+        midBytes = configuration.midExtensionID == nil ? [] : mid
+        everyPacketElements = midBytes.isEmpty ? 0 : 1 + midBytes.count
         self.configuration = configuration
         nextSequenceNumber = configuration.initialSequenceNumber
         nextPictureID = configuration.initialPictureID & 0x7FFF
@@ -65,8 +74,10 @@ public final class VP8Packetizer {
         nextPictureID = (nextPictureID &+ 1) & 0x7FFF
         statistics.frames += 1
         let extensionID = configuration.videoOrientationExtensionID
-        let lastReduction = extensionID == nil ? 0 : Self.orientationExtensionSize
-        let maxPayload = configuration.maxPacketSize - Self.baseOverhead
+        let everyPacketBlock = Self.extensionBlockSize(elements: everyPacketElements)
+        let lastBlock = Self.extensionBlockSize(elements: everyPacketElements + (extensionID == nil ? 0 : 2))
+        let lastReduction = lastBlock - everyPacketBlock
+        let maxPayload = configuration.maxPacketSize - Self.baseOverhead - everyPacketBlock
         var split = BalancedSplit(
             payloadLength: frame.count, maxPayload: maxPayload, lastPacketReduction: lastReduction)
         var offset = 0
@@ -97,21 +108,41 @@ public final class VP8Packetizer {
         }
     }
 
-    /// Writes the RTP header (and the CVO extension when `orientationID` is set); returns its size.
+    /// The size of an RFC 8285 one-byte-header extension block holding `elements` bytes of elements: the 4-byte
+    /// extension header and the elements padded to 32-bit words; 0 when there are none.
+    private static func extensionBlockSize(elements: Int) -> Int {
+        elements == 0 ? 0 : 4 + (elements + 3) / 4 * 4
+    }
+
+    /// Writes the RTP header and its extensions (mid on every packet, CVO when `orientationID` is set); returns its
+    /// size.
     private func writeHeader(marker: Bool, timestamp: UInt32, orientationID: UInt8?, rotation: VideoRotation) -> Int {
-        buffer[0] = 0x80 | (orientationID == nil ? 0 : 0x10)
+        let elements = everyPacketElements + (orientationID == nil ? 0 : 2)
+        buffer[0] = 0x80 | (elements == 0 ? 0 : 0x10)
         buffer[1] = (marker ? 0x80 : 0) | (configuration.payloadType & 0x7F)
         buffer.rtpStore(nextSequenceNumber, at: 2)
         buffer.rtpStore(timestamp, at: 4)
         buffer.rtpStore(configuration.ssrc, at: 8)
-        guard let orientationID else { return RTPHeader.fixedSize }
+        guard elements > 0 else { return RTPHeader.fixedSize }
+        let blockSize = Self.extensionBlockSize(elements: elements)
         buffer.rtpStore(RTPHeaderExtensionForm.oneByteProfile, at: 12)
-        buffer.rtpStore(UInt16(1), at: 14)
-        buffer[16] = orientationID << 4  // length - 1 = 0: one data byte
-        buffer[17] = VideoOrientationExtension.byte(for: rotation)
-        buffer[18] = 0
-        buffer[19] = 0
-        return RTPHeader.fixedSize + Self.orientationExtensionSize
+        buffer.rtpStore(UInt16((blockSize - 4) / 4), at: 14)
+        var offset = 16
+        if let midID = configuration.midExtensionID, !midBytes.isEmpty {
+            buffer[offset] = midID << 4 | UInt8(midBytes.count - 1)
+            for (index, byte) in midBytes.enumerated() { buffer[offset + 1 + index] = byte }
+            offset += 1 + midBytes.count
+        }
+        if let orientationID {
+            buffer[offset] = orientationID << 4  // length - 1 = 0: one data byte
+            buffer[offset + 1] = VideoOrientationExtension.byte(for: rotation)
+            offset += 2
+        }
+        while offset < RTPHeader.fixedSize + blockSize {
+            buffer[offset] = 0
+            offset += 1
+        }
+        return RTPHeader.fixedSize + blockSize
     }
 }
 
