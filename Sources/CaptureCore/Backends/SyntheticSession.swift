@@ -38,7 +38,7 @@ package final class SyntheticSession: CaptureSession {
                 events.dropped(.poolExhausted)
                 return .continue
             }
-            pattern.draw(frame: index, into: buffer)
+            pattern.draw(frame: index, captureTimeNs: captureTime, into: buffer)
             events.frame(buffer, captureTime)
             return .continue
         }
@@ -53,5 +53,7 @@ private final class PatternBox: @unchecked Sendable {
     // single thread; no other thread touches it.
     private var pattern: TestPattern
     init(_ pattern: TestPattern) { self.pattern = pattern }
-    func draw(frame: UInt64, into buffer: VideoFrameBuffer) { pattern.draw(frame: frame, into: buffer) }
+    func draw(frame: UInt64, captureTimeNs: UInt64, into buffer: VideoFrameBuffer) {
+        pattern.draw(frame: frame, captureTimeNs: captureTimeNs, into: buffer)
+    }
 }

@@ -1,4 +1,5 @@
-/// Draws the synthetic camera's picture: scrolling colour bars, a bouncing box and the frame number.
+/// Draws the synthetic camera's picture: scrolling colour bars, a bouncing box, the frame number, and a
+/// machine-readable ``FrameStamp`` (frame number and capture time) across the bottom.
 ///
 /// Rendering reuses one row buffer per plane, so a frame costs no allocation.
 struct TestPattern {
@@ -27,8 +28,9 @@ struct TestPattern {
         chromaRowV = [UInt8](repeating: 0, count: (width + 1) / 2)
     }
 
-    /// Draws frame number `frame` into `buffer` (NV12 or I420, `width` × `height`).
-    mutating func draw(frame: UInt64, into buffer: VideoFrameBuffer) {
+    /// Draws frame number `frame`, captured at `captureTimeNs` (monotonic), into `buffer` (NV12 or I420,
+    /// `width` × `height`).
+    mutating func draw(frame: UInt64, captureTimeNs: UInt64, into buffer: VideoFrameBuffer) {
         let shift = Int(frame % UInt64(max(width, 1))) * 4 % max(width, 1)
         let chromaWidth = (width + 1) / 2
         let chromaHeight = (height + 1) / 2
@@ -67,6 +69,8 @@ struct TestPattern {
         }
         drawBox(frame: frame, luma: y, stride: yStride)
         drawCounter(frame, luma: y, stride: yStride)
+        FrameStamp.at(frameNumber: frame, captureTimeNs: captureTimeNs)
+            .draw(luma: y, stride: yStride, width: width, height: height)
     }
 
     /// A grey box bouncing vertically, so motion shows on every frame.

@@ -1,0 +1,61 @@
+import CaptureCore
+import CaptureTestSupport
+import Testing
+
+@Suite("FrameStamp: frame number and capture time across the bottom of a synthetic frame")
+struct FrameStampTests {
+    @Test("a stamp reads back, also through ±60 levels of noise", arguments: [(320, 240), (640, 480), (1280, 720)])
+    func roundTrip(width: Int, height: Int) throws {
+        let stride = width + 16
+        var luma = [UInt8](repeating: 128, count: stride * height)
+        let stamp = FrameStamp(frameNumber: 0x8000_0001 &+ UInt32(width), captureTimeMs: 0xDEAD_BEEF)
+        luma.withUnsafeMutableBufferPointer { plane in
+            guard let base = plane.baseAddress else { return }
+            stamp.draw(luma: base, stride: stride, width: width, height: height)
+        }
+        var generator = SeededGenerator(state: UInt64(width))
+        for index in luma.indices {
+            luma[index] = UInt8(clamping: Int(luma[index]) + Int.random(in: -60...60, using: &generator))
+        }
+        let read = luma.withUnsafeBufferPointer { plane in
+            plane.baseAddress.flatMap { FrameStamp.read(luma: $0, stride: stride, width: width, height: height) }
+        }
+        #expect(read == stamp)
+    }
+
+    @Test("frames too small for a stamp get none, and reading one gives nil")
+    func tooSmall() {
+        var luma = [UInt8](repeating: 7, count: 31 * 15)
+        luma.withUnsafeMutableBufferPointer { plane in
+            guard let base = plane.baseAddress else { return }
+            FrameStamp(frameNumber: 1, captureTimeMs: 1).draw(luma: base, stride: 31, width: 31, height: 15)
+            #expect(FrameStamp.read(luma: base, stride: 31, width: 31, height: 15) == nil)
+        }
+        #expect(luma.allSatisfy { $0 == 7 })
+    }
+
+    @Test("the synthetic camera stamps consecutive frame numbers and capture times close to now")
+    func syntheticCameraStamps() async throws {
+        let capturer = CameraVideoCapturer(provider: .builtIn)
+        var stamps: [FrameStamp] = []
+        let stream = capturer.frames()
+        try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
+        for await frame in stream {
+            let plane = frame.buffer.packedI420()
+            let stamp = plane.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress.flatMap { FrameStamp.read(luma: $0, stride: 320, width: 320, height: 240) }
+            }
+            if let stamp { stamps.append(stamp) }
+            if stamps.count == 10 { break }
+        }
+        await capturer.stopCapture()
+        #expect(stamps.count == 10)
+        for (previous, next) in zip(stamps, stamps.dropFirst()) {
+            #expect(next.frameNumber == previous.frameNumber &+ 1)
+            #expect(next.captureTimeMs &- previous.captureTimeMs < 200)
+        }
+        let nowMs = UInt32(
+            truncatingIfNeeded: FrameStamp.at(frameNumber: 0, captureTimeNs: MonotonicClock.nowNs()).captureTimeMs)
+        #expect(nowMs &- (stamps.last?.captureTimeMs ?? 0) < 5_000)
+    }
+}
