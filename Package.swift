@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Latency as a distribution (p50…p99.9, max) recorded without allocating per sample.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // HTTP for the preview server's page and WHEP endpoint (NIOHTTP1): the event-loop HTTP/1 codec the rest of the
+        // server-side Swift ecosystem is built on, without a web framework's build time (CI builds the package three
+        // times: plain, ASan, TSan).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
@@ -97,6 +101,9 @@ let package = Package(
             dependencies: [
                 "CaptureCore", "CaptureRTP", "CaptureCall", "CSSL", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
