@@ -2,8 +2,8 @@ import CaptureWebRTC
 import Testing
 
 @Suite struct DatagramKindTests {
-    @Test(arguments: [
-        ([UInt8(0x00), 0x01], DatagramKind.stun),
+    static let cases: [([UInt8], DatagramKind)] = [
+        ([0x00, 0x01], .stun),
         ([0x01, 0x01], .stun),
         ([22, 0xfe, 0xfd], .dtls),
         ([23, 0xfe, 0xfd], .dtls),
@@ -16,7 +16,9 @@ import Testing
         ([0x40, 0x00], .unknown),
         ([0x10, 0x00], .unknown),
         ([], .unknown),
-    ])
+    ]
+
+    @Test(arguments: cases)
     func classifiesByFirstByte(bytes: [UInt8], expected: DatagramKind) {
         let kind = bytes.withUnsafeBytes { DatagramKind(classifying: $0) }
         #expect(kind == expected)
