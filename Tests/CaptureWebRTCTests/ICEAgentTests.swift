@@ -122,6 +122,33 @@ final class FakeNetwork {
         #expect(network.events(of: a).contains(.roleChanged(.controlled)))
     }
 
+    /// A lite controlled peer (what the preview server will be) sends no checks; our controlling agent still
+    /// connects, and the lite side selects the pair it nominated.
+    @Test func controllingAgainstLite() {
+        let hostA = Self.address("10.0.0.1:5000")
+        let hostB = Self.address("10.0.0.2:6000")
+        let a = ICEAgent(configuration: .init(role: .controlling, hostAddresses: [hostA]))
+        var configB = ICEAgent.Configuration(role: .controlling, hostAddresses: [hostB])
+        configB.lite = true
+        let b = ICEAgent(configuration: configB)
+        #expect(b.role == .controlled)
+        a.setRemote(credentials: b.configuration.localCredentials)
+        b.setRemote(credentials: a.configuration.localCredentials)
+        for candidate in b.localCandidates { a.addRemoteCandidate(candidate) }
+        let network = FakeNetwork()
+        network.attach(a, at: hostA)
+        network.attach(b, at: hostB)
+        network.run(forNs: 5_000_000_000) { a.state == .connected && b.state == .connected }
+        #expect(a.state == .connected && b.state == .connected)
+        #expect(b.selectedPair?.remote.address == hostA)
+        #expect(a.selectedPair?.remote.address == hostB)
+        #expect(b.statistics.checksSent == 0)
+        network.run(forNs: 40_000_000_000, stepNs: 100_000_000)
+        #expect(b.statistics.consentRequestsSent == 0)
+        #expect(b.state == .connected)
+        #expect(a.state == .connected)
+    }
+
     @Test func badIntegrityIsCountedAndNotAnswered() throws {
         let credentials = ICECredentials(ufrag: "ours", password: "0123456789abcdefghijkl")
         let agent = ICEAgent(
@@ -170,6 +197,7 @@ final class FakeNetwork {
         let agent = ICEAgent(configuration: .init(hostAddresses: [Self.address("10.0.0.1:5000")]))
         let peer = Self.address("10.0.0.9:7000")
         #expect(agent.handle(datagram: [0x80, 0x60, 0, 1], from: peer, nowNs: 0) == .notSTUN)
+        #expect(!ICEAgent.Disposition.notSTUN.isConsumed && ICEAgent.Disposition.dropped.isConsumed)
         #expect(agent.handle(datagram: [UInt8](), from: peer, nowNs: 0) == .notSTUN)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {

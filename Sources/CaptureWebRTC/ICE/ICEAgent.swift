@@ -53,6 +53,9 @@ public final class ICEAgent {
         public var consentTimeoutNs: UInt64 = 30_000_000_000
         /// Checking fails when no pair is selected this long after checks could start, 30 s.
         public var checkingTimeoutNs: UInt64 = 30_000_000_000
+        /// Run as an ICE-lite agent (RFC 8445 §2.5): always controlled, sends no checks and no consent checks,
+        /// answers checks and selects the pair the peer nominates as soon as the nominating request arrives.
+        public var lite = false
 
         /// A configuration; the tie-breaker and credentials are random unless given.
         public init(
@@ -82,6 +85,9 @@ public final class ICEAgent {
         case response
         /// Consumed and dropped: bad FINGERPRINT, a response to no pending request, an indication, another method.
         case dropped
+
+        /// Whether the agent consumed the datagram (everything but ``notSTUN``).
+        public var isConsumed: Bool { self != .notSTUN }
     }
 
     /// An outstanding request.
@@ -140,7 +146,7 @@ public final class ICEAgent {
     /// ``handleTimeout(nowNs:)``.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.role = configuration.role
+        self.role = configuration.lite ? .controlled : configuration.role
         var hosts: [ICECandidate] = []
         for (index, address) in configuration.hostAddresses.enumerated()
         where !hosts.contains(where: {
@@ -247,7 +253,7 @@ public final class ICEAgent {
         func consider(_ time: UInt64) { next = min(next ?? time, time) }
         for transaction in transactions.values { consider(transaction.deadlineNs) }
         if hasPacedWork { consider(lastPacedSendNs.map { $0 + configuration.pacingNs } ?? 0) }
-        if state == .connected {
+        if state == .connected && !configuration.lite {
             consider(nextConsentNs)
             consider(lastConsentNs + configuration.consentTimeoutNs)
         }
@@ -265,7 +271,7 @@ public final class ICEAgent {
             checkingStartNs = nowNs
             setState(.checking)
         }
-        if state == .connected, selectedRemote != nil {
+        if state == .connected, selectedRemote != nil, !configuration.lite {
             if nowNs >= lastConsentNs + configuration.consentTimeoutNs {
                 setState(.disconnected)
             } else if nowNs >= nextConsentNs, let remote = selectedRemote {
@@ -319,7 +325,7 @@ public final class ICEAgent {
             switchRole(to: .controlled)
         } else if role == .controlled, let theirs = message.iceControlled {
             statistics.roleConflicts += 1
-            if configuration.tieBreaker >= theirs {
+            if configuration.tieBreaker >= theirs && !configuration.lite {
                 switchRole(to: .controlling)
             } else {
                 sendError(487, reason: "Role Conflict", to: message, destination: source, signed: true)
@@ -347,6 +353,14 @@ public final class ICEAgent {
         }
         guard let index = pairIndex(remote: source) else { return .answered }
         if message.useCandidate && role == .controlled { pairs[index].nominated = true }
+        if configuration.lite {
+            // A lite agent checks nothing: a valid nominating request is enough (RFC 8445 §7.3.1.5 for lite).
+            if message.useCandidate {
+                pairs[index].state = .succeeded
+                select(index, nowNs: nowNs)
+            }
+            return .answered
+        }
         // RFC 8445 §7.3.1.4: a triggered check on the pair.
         switch pairs[index].state {
         case .waiting, .failed:
@@ -440,6 +454,11 @@ public final class ICEAgent {
         statistics.successes += 1
         statistics.lastRoundTripMs = Double(nowNs &- sentNs) / 1e6
         pairs[index].state = .succeeded
+        if state == .failed {
+            // A late triggered check got through: back to checking, with a fresh timeout.
+            checkingStartNs = nowNs
+            setState(.checking)
+        }
         if let mapped = message.mappedAddress,
             let local = localCandidates.first(where: { $0.kind == .host && $0.address == mapped })
         {
@@ -484,8 +503,12 @@ public final class ICEAgent {
 
     private var hasPacedWork: Bool {
         if !pendingServers.isEmpty { return true }
-        guard remoteCredentials != nil, state == .checking || state == .connected || state == .new else { return false }
+        guard remoteCredentials != nil, !configuration.lite, state != .disconnected, state != .closed else {
+            return false
+        }
+        // Triggered checks go out even after failure: a peer that reaches us late can still connect.
         if !triggered.isEmpty { return true }
+        guard state != .failed else { return false }
         guard selectedRemote == nil, state != .new else { return false }
         if needsNomination { return true }
         return pairs.contains { $0.state == .waiting }
@@ -506,14 +529,14 @@ public final class ICEAgent {
             start(Transaction.Purpose.server(server), id: request.transactionID, bytes: bytes, to: server, nowNs: nowNs)
             return true
         }
-        guard remoteCredentials != nil, state != .new || !triggered.isEmpty else { return false }
+        guard remoteCredentials != nil, !configuration.lite, state != .new || !triggered.isEmpty else { return false }
         while !triggered.isEmpty {
             let next = triggered.removeFirst()
             guard let index = pairIndex(remote: next.remote), pairs[index].state != .inProgress else { continue }
             sendCheck(index, useCandidate: next.useCandidate, nowNs: nowNs)
             return true
         }
-        guard selectedRemote == nil else { return false }
+        guard selectedRemote == nil, state != .failed else { return false }
         if needsNomination, let index = pairs.firstIndex(where: { $0.state == .succeeded }) {
             nominating = pairs[index].remote.address
             sendCheck(index, useCandidate: true, nowNs: nowNs)
