@@ -5,7 +5,7 @@ public import CaptureRTP
 /// The agent owns no socket, thread or clock. The transport that owns the UDP socket (one wildcard socket per address
 /// family, shared with DTLS, SRTP and RTCP and demultiplexed by first byte, RFC 7983) drives it from its one socket
 /// thread:
-/// - STUN datagrams it receives go to ``handle(datagram:from:nowNs:)``;
+/// - STUN datagrams it receives go to `handle(datagram:from:nowNs:)`;
 /// - it calls ``handleTimeout(nowNs:)`` when ``nextTimeoutNs`` is reached (and after any input);
 /// - it sends what ``pollTransmit()`` returns and acts on what ``pollEvent()`` reports (trickle gathered candidates,
 ///   start DTLS on ``ICEEvent/selectedPair(_:)``, stop media when ``canSendMedia`` turns false).
@@ -71,8 +71,8 @@ public final class ICEAgent {
         }
     }
 
-    /// What ``handle(datagram:from:nowNs:)`` did with a datagram.
-    public enum Disposition: Sendable, Hashable {
+    /// What `handle(datagram:from:nowNs:)` did with a datagram.
+    public enum Disposition: Sendable, Hashable, Codable {
         /// Not STUN (no magic cookie): not consumed, route it elsewhere.
         case notSTUN
         /// STUN-looking but malformed: consumed and dropped.
@@ -227,7 +227,7 @@ public final class ICEAgent {
         }
     }
 
-    /// ``handle(datagram:from:nowNs:)`` for bytes in an array.
+    /// `handle(datagram:from:nowNs:)` for bytes in an array.
     @discardableResult
     public func handle(datagram: [UInt8], from source: SocketAddress, nowNs: UInt64) -> Disposition {
         datagram.withUnsafeBytes { handle(datagram: $0, from: source, nowNs: nowNs) }

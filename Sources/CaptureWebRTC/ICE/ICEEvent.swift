@@ -1,5 +1,5 @@
 /// Something an ``ICEAgent`` reports through ``ICEAgent/pollEvent()``.
-public enum ICEEvent: Sendable, Hashable {
+public enum ICEEvent: Sendable, Hashable, Codable {
     /// The connection state changed.
     case stateChanged(ICEState)
     /// A local candidate was gathered (server-reflexive, from a STUN server): signal it to the peer (trickle).
