@@ -268,6 +268,45 @@ final class FakeNetwork {
         #expect(network.events(of: a).contains(.gatheringComplete))
     }
 
+    /// A check carries what RFC 8445 §7.2.2 asks: USERNAME "remote:local", a peer-reflexive PRIORITY, our role and
+    /// tie-breaker, MESSAGE-INTEGRITY keyed with the peer's password, FINGERPRINT; pairs are per address family.
+    @Test func checkWireFormatAndFamilies() throws {
+        let local = ICECredentials(ufrag: "ourf", password: "ourpassword0123456789ab")
+        let remote = ICECredentials(ufrag: "peer", password: "peerpassword0123456789")
+        let v4 = Self.address("10.0.0.1:5000")
+        let v6 = Self.address("[2001:db8::1]:5002")
+        let agent = ICEAgent(
+            configuration: .init(localCredentials: local, tieBreaker: 0xABCD, hostAddresses: [v4, v6]))
+        agent.setRemote(credentials: remote)
+        let remoteV4 = Self.address("192.0.2.7:7000")
+        agent.addRemoteCandidate(ICECandidate(foundation: "1", priority: 2_130_706_431, address: remoteV4, kind: .host))
+        #expect(
+            !agent.addRemoteCandidate(
+                ICECandidate(foundation: "2", transport: .tcp, priority: 5, address: remoteV4.withPort(9), kind: .host))
+        )
+        #expect(agent.pairs.count == 1)
+        #expect(agent.pairs.first?.local.address == v4)
+        agent.handleTimeout(nowNs: 0)
+        #expect(agent.state == .checking)
+        let check = try #require(agent.pollTransmit())
+        #expect(check.destination == remoteV4)
+        let message = try STUNMessage(parsing: check.bytes)
+        #expect(message.messageClass == .request)
+        #expect(message.username == "peer:ourf")
+        #expect(message.priority == ICECandidate.priority(kind: .prflx, localPreference: 65535))
+        #expect(message.iceControlling == 0xABCD)
+        #expect(!message.useCandidate)
+        #expect(
+            check.bytes.withUnsafeBytes {
+                STUNMessageIntegrity.verifyIntegrity($0, key: STUNMessageIntegrity.key(password: remote.password))
+            } == .valid)
+        #expect(check.bytes.withUnsafeBytes { STUNMessageIntegrity.verifyFingerprint($0) } == .valid)
+        // Retransmitted unchanged after the RTO.
+        agent.handleTimeout(nowNs: 250_000_000)
+        #expect(agent.pollTransmit()?.bytes == check.bytes)
+        #expect(agent.statistics.retransmissions == 1)
+    }
+
     @Test func pacingSpacesNewChecks() {
         let a = ICEAgent(configuration: .init(hostAddresses: [Self.address("10.0.0.1:5000")]))
         a.setRemote(credentials: .random())
