@@ -1,0 +1,38 @@
+/// What an ICE agent has done, for logs and probes.
+public struct ICEStatistics: Sendable, Hashable, Codable {
+    /// Connectivity checks sent (new transactions, not counting retransmissions).
+    public var checksSent = 0
+    /// Retransmitted requests (checks, consent, STUN server).
+    public var retransmissions = 0
+    /// Binding requests received from the peer (valid or not).
+    public var checksReceived = 0
+    /// Checks of ours that succeeded.
+    public var successes = 0
+    /// Checks of ours that failed (timeout, error response, asymmetric response).
+    public var failures = 0
+    /// Inbound messages with a bad MESSAGE-INTEGRITY or a bad or missing FINGERPRINT.
+    public var integrityFailures = 0
+    /// Inbound requests whose USERNAME is not `"ourUfrag:theirUfrag"`.
+    public var usernameMismatches = 0
+    /// Role conflicts seen (RFC 8445 §7.3.1.1), whichever side switched.
+    public var roleConflicts = 0
+    /// Error responses sent (401, 487).
+    public var errorResponsesSent = 0
+    /// Peer-reflexive remote candidates learned from checks.
+    public var peerReflexiveCandidates = 0
+    /// Server-reflexive local candidates gathered from STUN servers.
+    public var serverReflexiveCandidates = 0
+    /// The selected pair, once there is one.
+    public var selectedPair: ICECandidatePair?
+    /// The round-trip time of the last successful check or consent request, in milliseconds.
+    public var lastRoundTripMs: Double?
+    /// Consent freshness requests sent (RFC 7675).
+    public var consentRequestsSent = 0
+    /// Consent freshness responses received.
+    public var consentResponsesReceived = 0
+    /// From the first check sent to the selected pair, in milliseconds.
+    public var timeToConnectedMs: Double?
+
+    /// Empty statistics.
+    public init() {}
+}
