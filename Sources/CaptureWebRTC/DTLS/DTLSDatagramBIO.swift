@@ -3,7 +3,10 @@ internal import CSSL
 /// The DTLS endpoint's output: a custom OpenSSL BIO whose every write becomes its own datagram in a queue, so that
 /// record boundaries survive (a memory BIO would run the records of a flight together).
 ///
-/// OpenSSL writes each DTLS record (at most the MTU set with `SSL_set_mtu`) with one `BIO_write`. The callbacks are
+/// During a handshake OpenSSL buffers a flight's records and writes them with one `BIO_write` per flush, which it
+/// means to be one datagram of at most the MTU set with `SSL_set_mtu`; its accounting can overshoot by a record
+/// header or a ChangeCipherSpec, so a write is split at record boundaries into datagrams of at most ``mtu`` bytes
+/// (a single record larger than that, which OpenSSL does not produce, would go alone). The callbacks are
 /// Swift `@convention(c)` functions; the BIO's data pointer is an unretained reference to this object, which the
 /// endpoint keeps alive for as long as the `SSL` (which owns the BIO) exists. Used by one thread (the endpoint's).
 final class DTLSDatagramBIO {
@@ -14,9 +17,12 @@ final class DTLSDatagramBIO {
 
     /// The BIO method (`BIO_METHOD *`), freed in `deinit` (after the `SSL` and its BIO).
     let method: OpaquePointer
+    /// The largest datagram to queue, when records allow.
+    let mtu: Int
 
-    /// Creates the method. Throws when OpenSSL cannot allocate it.
-    init() throws(DTLSError) {
+    /// Creates the method for datagrams of at most `mtu` bytes. Throws when OpenSSL cannot allocate it.
+    init(mtu: Int) throws(DTLSError) {
+        self.mtu = mtu
         let type = BIO_get_new_index() | cssl_BIO_TYPE_SOURCE_SINK
         guard let method = BIO_meth_new(type, "capture-dtls-datagrams") else {
             throw .configuration(call: "BIO_meth_new", reason: OpenSSLErrorQueue.drain())
@@ -43,9 +49,37 @@ final class DTLSDatagramBIO {
         return bio
     }
 
-    /// Appends one datagram (called from the write callback).
+    /// Queues one write (called from the write callback): whole DTLS records packed into datagrams of at most
+    /// ``mtu`` bytes. Bytes that do not parse as a sequence of records are queued as they are, one datagram.
     func append(_ bytes: UnsafeRawBufferPointer) {
-        datagrams.append(Array(bytes))
+        guard bytes.count > mtu else {
+            datagrams.append(Array(bytes))
+            return
+        }
+        // DTLS record header (RFC 6347 §4.1): type, version (2), epoch (2), sequence (6), length (2).
+        var boundaries: [Int] = []
+        var offset = 0
+        while offset < bytes.count {
+            guard bytes.count - offset >= 13 else { break }
+            let length = Int(bytes[offset + 11]) << 8 | Int(bytes[offset + 12])
+            guard offset + 13 + length <= bytes.count else { break }
+            offset += 13 + length
+            boundaries.append(offset)
+        }
+        guard offset == bytes.count else {
+            datagrams.append(Array(bytes))
+            return
+        }
+        var start = 0
+        var end = 0
+        for boundary in boundaries {
+            if boundary - start > mtu && end > start {
+                datagrams.append(Array(bytes[start..<end]))
+                start = end
+            }
+            end = boundary
+        }
+        if end > start { datagrams.append(Array(bytes[start..<end])) }
     }
 
     /// Takes the oldest datagram, or `nil`.

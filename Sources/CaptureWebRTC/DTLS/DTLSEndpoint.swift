@@ -6,8 +6,9 @@ public import CaptureRTP
 /// ``pollTransmit()`` returns, and calls ``handleTimeout(nowNs:)`` once ``nextTimeoutNs`` has passed. Once
 /// ``state`` is ``DTLSState/connected``, ``srtpKeys`` holds the SRTP keys for `SRTPSession`.
 ///
-/// Each outgoing DTLS datagram stays separate and fits the MTU (default 1200 bytes): records are written through a
-/// custom BIO that queues one datagram per write, with `SSL_OP_NO_QUERY_MTU` and `SSL_set_mtu`.
+/// Each outgoing DTLS datagram stays separate and fits the MTU (default 1200 bytes): OpenSSL fragments handshake
+/// messages for the MTU given with `SSL_set_mtu` (and `SSL_OP_NO_QUERY_MTU`), and writes through a custom BIO that
+/// queues each flush as datagrams of whole records, at most the MTU each.
 ///
 /// The peer must present a certificate (`SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT`); self-signed
 /// certificates are accepted by the verify callback, since what authenticates the peer is its fingerprint in the
@@ -65,7 +66,7 @@ public final class DTLSEndpoint {
         self.remoteFingerprint = remoteFingerprint
         self.mtu = mtu
         OpenSSLErrorQueue.clear()
-        output = try DTLSDatagramBIO()
+        output = try DTLSDatagramBIO(mtu: mtu)
         guard let context = SSL_CTX_new(DTLS_method()) else {
             throw .configuration(call: "SSL_CTX_new", reason: OpenSSLErrorQueue.drain())
         }
@@ -99,7 +100,8 @@ public final class DTLSEndpoint {
         self.context = context
         self.connection = connection
         self.readBIO = readBIO
-        guard cssl_SSL_set_mtu(connection, mtu) == 1 else {
+        // Returns the MTU set (0 when below what DTLS needs).
+        guard cssl_SSL_set_mtu(connection, mtu) == mtu else {
             throw .configuration(call: "SSL_set_mtu", reason: OpenSSLErrorQueue.drain())
         }
         switch role {

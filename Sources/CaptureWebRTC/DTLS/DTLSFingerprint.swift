@@ -36,7 +36,7 @@ public struct DTLSFingerprint: Sendable, Hashable, Codable, CustomStringConverti
         }
         var bytes: [UInt8] = []
         for pair in parts[1].split(separator: ":", omittingEmptySubsequences: false) {
-            guard pair.utf8.count == 2, let byte = UInt8(pair, radix: 16) else {
+            guard pair.utf8.count == 2, pair.allSatisfy(\.isHexDigit), let byte = UInt8(pair, radix: 16) else {
                 throw .invalidFingerprint("bad hex byte \"\(pair.prefix(16))\"")
             }
             bytes.append(byte)
