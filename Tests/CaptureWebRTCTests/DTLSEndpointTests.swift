@@ -11,7 +11,8 @@ struct DTLSPair {
     init(
         clientProfiles: [SRTPProfile] = [.aeadAES128GCM, .aesCM128HMACSHA1_80],
         serverProfiles: [SRTPProfile] = [.aeadAES128GCM, .aesCM128HMACSHA1_80],
-        clientExpects: DTLSFingerprint? = nil, mtu: Int = DTLSEndpoint.defaultMTU
+        clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil,
+        mtu: Int = DTLSEndpoint.defaultMTU
     ) throws {
         let clientCertificate = try DTLSCertificate()
         let serverCertificate = try DTLSCertificate()
@@ -19,7 +20,8 @@ struct DTLSPair {
             role: .client, certificate: clientCertificate,
             remoteFingerprint: clientExpects ?? serverCertificate.fingerprint, profiles: clientProfiles, mtu: mtu)
         server = try DTLSEndpoint(
-            role: .server, certificate: serverCertificate, remoteFingerprint: clientCertificate.fingerprint,
+            role: .server, certificate: serverCertificate,
+            remoteFingerprint: serverExpects ?? clientCertificate.fingerprint,
             profiles: serverProfiles, mtu: mtu)
     }
 
@@ -131,6 +133,28 @@ func monotonicNowNs() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
         // Nothing more comes out of a failed endpoint, and input is ignored.
         #expect(pair.client.pollTransmit() == nil || pair.client.pollTransmit() == nil)
         #expect(pair.client.nextTimeoutNs == nil)
+    }
+
+    @Test func serverRefusingTheClientCertificateLeavesNobodyConnected() throws {
+        let stranger = try DTLSCertificate().fingerprint
+        let pair = try DTLSPair(serverExpects: stranger)
+        pair.client.start(nowNs: 0)
+        let errors = pair.pump()
+        guard case .failed(.fingerprintMismatch(let expected, _)) = pair.server.state else {
+            Issue.record("server is \(pair.server.state)")
+            return
+        }
+        #expect(expected == stranger)
+        #expect(pair.server.srtpKeys == nil)
+        // The server refused the certificate inside the handshake (bad_certificate alert, before its Finished): the
+        // client fails too, and never gets keys.
+        guard case .failed(.handshakeFailure(_, let reason)) = pair.client.state else {
+            Issue.record("client is \(pair.client.state)")
+            return
+        }
+        #expect(reason.contains("bad certificate"), "\(reason)")
+        #expect(pair.client.srtpKeys == nil)
+        #expect(errors.count == 2)
     }
 
     @Test func datagramsRespectTheMTU() throws {

@@ -12,8 +12,10 @@ public import CaptureRTP
 ///
 /// The peer must present a certificate (`SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT`); self-signed
 /// certificates are accepted by the verify callback, since what authenticates the peer is its fingerprint in the
-/// SDP: once the handshake completes, the peer certificate's digest is compared with `remoteFingerprint`, and a
-/// mismatch fails the endpoint with ``DTLSError/fingerprintMismatch(expected:actual:)`` without releasing keys.
+/// SDP. The verify callback compares the peer certificate's digest with `remoteFingerprint` (a mismatch aborts the
+/// handshake with a bad_certificate alert, so the peer gets no keys either), and the comparison is made again once
+/// the handshake completes. A mismatch fails the endpoint with ``DTLSError/fingerprintMismatch(expected:actual:)``
+/// and no keys are released.
 ///
 /// The handshake offers DTLS 1.2 only, ECDHE on P-256, and the SRTP profiles given (by default AEAD AES-128-GCM,
 /// then AES-CM-128 HMAC-SHA1-80). It must complete within ``handshakeTimeoutNs`` of ``start(nowNs:)``.
@@ -52,6 +54,8 @@ public final class DTLSEndpoint {
     private let output: DTLSDatagramBIO
     private let certificate: DTLSCertificate
     private var startNs: Int64 = 0
+    /// The fingerprint of a peer certificate the verify callback refused.
+    private var refusedFingerprint: DTLSFingerprint?
 
     /// Creates an endpoint with our `certificate`, expecting a peer certificate with `remoteFingerprint`, offering
     /// `profiles` (in preference order; at least one) and sending datagrams of at most `mtu` bytes.
@@ -104,6 +108,10 @@ public final class DTLSEndpoint {
         guard cssl_SSL_set_mtu(connection, mtu) == mtu else {
             throw .configuration(call: "SSL_set_mtu", reason: OpenSSLErrorQueue.drain())
         }
+        // The verify callback finds this endpoint through the SSL's app data (index 0), unretained: the SSL dies first.
+        guard SSL_set_ex_data(connection, 0, Unmanaged.passUnretained(self).toOpaque()) == 1 else {
+            throw .configuration(call: "SSL_set_ex_data", reason: OpenSSLErrorQueue.drain())
+        }
         switch role {
         case .client: SSL_set_connect_state(connection)
         case .server: SSL_set_accept_state(connection)
@@ -141,7 +149,7 @@ public final class DTLSEndpoint {
         }
         _ = SSL_CTX_set_options(context, cssl_SSL_OP_NO_QUERY_MTU)
         SSL_CTX_set_verify(
-            context, cssl_SSL_VERIFY_PEER | cssl_SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsAcceptAnyCertificate)
+            context, cssl_SSL_VERIFY_PEER | cssl_SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsVerifyPeerCertificate)
     }
 
     /// Starts the handshake: a client queues its ClientHello, a server waits for one. Later calls do nothing.
@@ -265,6 +273,10 @@ public final class DTLSEndpoint {
             state = .closed
         default:
             let reason = OpenSSLErrorQueue.drain()
+            if let refusedFingerprint {
+                fail(.fingerprintMismatch(expected: remoteFingerprint, actual: refusedFingerprint))
+                return
+            }
             fail(.handshakeFailure(call: call, reason: "SSL_get_error \(code): \(reason)"))
         }
     }
@@ -272,7 +284,7 @@ public final class DTLSEndpoint {
     /// Verifies the peer's fingerprint, reads the negotiated profile and exports the keys.
     private func finishHandshake() {
         guard let peer = SSL_get1_peer_certificate(connection) else {
-            fail(.handshakeFailure(call: "SSL_get1_peer_certificate", reason: "no peer certificate"))
+            abandon(.handshakeFailure(call: "SSL_get1_peer_certificate", reason: "no peer certificate"))
             return
         }
         defer { X509_free(peer) }
@@ -280,17 +292,18 @@ public final class DTLSEndpoint {
         do throws(DTLSError) {
             actual = try DTLSCertificate.digest(of: peer, algorithm: remoteFingerprint.algorithm)
         } catch {
-            fail(error)
+            abandon(error)
             return
         }
         guard actual == remoteFingerprint else {
-            fail(.fingerprintMismatch(expected: remoteFingerprint, actual: actual))
+            abandon(.fingerprintMismatch(expected: remoteFingerprint, actual: actual))
             return
         }
         guard let selected = SSL_get_selected_srtp_profile(connection),
             let profile = SRTPProfile(openSSLID: selected.pointee.id)
         else {
-            fail(.noSRTPProfile)
+            // The peer sees the same missing extension and fails too; our Finished lets it get that far.
+            abandon(.noSRTPProfile, withholdingLastFlight: false)
             return
         }
         let keyLength = profile.keyLength
@@ -300,7 +313,7 @@ public final class DTLSEndpoint {
         let exported = SSL_export_keying_material(
             connection, &material, material.count, label, label.utf8.count, nil, 0, 0)
         guard exported == 1 else {
-            fail(.handshakeFailure(call: "SSL_export_keying_material", reason: OpenSSLErrorQueue.drain()))
+            abandon(.handshakeFailure(call: "SSL_export_keying_material", reason: OpenSSLErrorQueue.drain()))
             return
         }
         // RFC 5764 §4.2: client_write_key | server_write_key | client_write_salt | server_write_salt.
@@ -316,22 +329,26 @@ public final class DTLSEndpoint {
                 ? (profile, local: client, remote: server) : (profile, local: server, remote: client)
             state = .connected
         } catch {
-            fail(.handshakeFailure(call: "SSL_export_keying_material", reason: "\(error)"))
+            abandon(.handshakeFailure(call: "SSL_export_keying_material", reason: "\(error)"))
         }
     }
 
-    /// Fails the endpoint: no keys, nothing more to send (a fatal alert already queued is dropped too, except when
-    /// OpenSSL itself failed the handshake: its alert tells the peer).
+    /// Fails the endpoint: no keys, no timer. An alert OpenSSL queued when it failed the handshake still goes out.
     private func fail(_ error: DTLSError) {
         state = .failed(error)
         srtpKeys = nil
         nextTimeoutNs = nil
-        if case .fingerprintMismatch = error {
-            // Tell the peer why, as a fatal bad_certificate alert would; our Finished may already be queued, but
-            // it carries no keys of ours and the peer's own fingerprint check is independent.
-            _ = SSL_shutdown(connection)
-        }
         OpenSSLErrorQueue.clear()
+    }
+
+    /// Fails a handshake OpenSSL completed but we refuse (fingerprint, profile, export) and queues a close_notify.
+    /// Unless told otherwise, what OpenSSL queued last (a server's ChangeCipherSpec and Finished, which would
+    /// complete the handshake for the peer) is dropped first.
+    private func abandon(_ error: DTLSError, withholdingLastFlight: Bool = true) {
+        if withholdingLastFlight { output.removeAll() }
+        OpenSSLErrorQueue.clear()
+        _ = SSL_shutdown(connection)
+        fail(error)
     }
 
     /// Recomputes ``nextTimeoutNs`` from OpenSSL's retransmission timer and the handshake deadline.
@@ -350,9 +367,38 @@ public final class DTLSEndpoint {
     }
 }
 
-/// The verify callback: accept whatever chain OpenSSL could not verify (WebRTC certificates are self-signed); the
-/// fingerprint comparison after the handshake is what authenticates the peer.
-private let dtlsAcceptAnyCertificate: @convention(c) (Int32, OpaquePointer?) -> Int32 = { _, _ in 1 }
+extension DTLSEndpoint {
+    /// Whether the peer's leaf certificate (`X509 *`) has ``remoteFingerprint``; remembers a refused one.
+    fileprivate func acceptsPeerCertificate(_ certificate: OpaquePointer) -> Bool {
+        guard let actual = try? DTLSCertificate.digest(of: certificate, algorithm: remoteFingerprint.algorithm) else {
+            return false
+        }
+        guard actual == remoteFingerprint else {
+            refusedFingerprint = actual
+            return false
+        }
+        return true
+    }
+}
+
+/// The verify callback. WebRTC certificates are self-signed, so chain errors are ignored; what authenticates the
+/// peer is its leaf certificate's fingerprint, checked here (a mismatch fails the handshake with a bad_certificate
+/// alert before either side has keys) and again once the handshake completes.
+private let dtlsVerifyPeerCertificate: @convention(c) (Int32, OpaquePointer?) -> Int32 = { _, store in
+    guard let store else { return 0 }
+    guard X509_STORE_CTX_get_error_depth(store) == 0 else { return 1 }
+    guard let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
+        let context = SSL_get_ex_data(OpaquePointer(ssl), 0),
+        let certificate = X509_STORE_CTX_get_current_cert(store)
+    else { return 0 }
+    let endpoint = Unmanaged<DTLSEndpoint>.fromOpaque(context).takeUnretainedValue()
+    guard endpoint.acceptsPeerCertificate(certificate) else {
+        // Reported to the peer as bad_certificate (the chain error alone would say unknown_ca).
+        X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+        return 0
+    }
+    return 1
+}
 
 extension SRTPProfile {
     /// The profile's name in OpenSSL's use_srtp list (RFC 5764 §4.1.2, RFC 7714 §14.2).
