@@ -77,6 +77,11 @@ import Testing
         )
         #expect(served.finalState == "closed", "\(served.errors)")
         #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AES128_CM_SHA1_80"), "\(output)")
+        // Our certificate, key exchange and protocol as OpenSSL saw them.
+        #expect(output.contains("CN = capturer-probe"), "\(output)")
+        #expect(output.contains("Server Temp Key: ECDH, prime256v1"), "\(output)")
+        #expect(output.contains("Peer signature type: ECDSA"), "\(output)")
+        #expect(output.contains("Protocol  : DTLSv1.2"), "\(output)")
         let keys = try #require(served.keys)
         #expect(keys.profile == .aesCM128HMACSHA1_80)
         // We are the server: remote is the client's, local the server's (client_key|server_key|client_salt|server_salt).

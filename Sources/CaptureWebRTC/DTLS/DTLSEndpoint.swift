@@ -160,7 +160,7 @@ public final class DTLSEndpoint {
         drive(nowNs: nowNs)
     }
 
-    /// Takes one received DTLS datagram. A server not yet started starts here. Datagrams that are not DTLS (RFC 7983
+    /// Takes one received DTLS datagram. An endpoint not yet started starts here. Datagrams that are not DTLS (RFC 7983
     /// first byte 20–63) and datagrams after failure or close are ignored and counted in ``ignoredDatagrams``;
     /// records OpenSSL finds malformed are dropped by it (RFC 6347 §4.1.2.7).
     ///
