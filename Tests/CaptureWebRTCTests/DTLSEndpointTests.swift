@@ -78,7 +78,20 @@ func monotonicNowNs() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
         // The keys work: what the client protects, the server unprotects.
         let sender = try SRTPSession(role: .sender, keyingMaterial: client.local, profile: profile)
         let receiver = try SRTPSession(role: .receiver, keyingMaterial: server.remote, profile: profile)
-        #expect(sender.statistics.protected == 0 && receiver.statistics.unprotected == 0)
+        // A minimal RTP packet (version 2, PT 96, seq 1, ts 0, SSRC 1) and a payload, with room for the tag.
+        let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1] + Array(repeating: 0xAB, count: 20)
+        var buffer = packet + Array(repeating: 0, count: 256)
+        var length = packet.count
+        let protected = buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(SRTPError) in try sender.protectRTP(bytes, length: &length) }
+        }
+        try protected.get()
+        #expect(length > packet.count)
+        let unprotected = buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(SRTPError) in try receiver.unprotectRTP(bytes, length: &length) }
+        }
+        try unprotected.get()
+        #expect(Array(buffer[0..<length]) == packet)
     }
 
     @Test func defaultOfferPrefersGCM() throws {

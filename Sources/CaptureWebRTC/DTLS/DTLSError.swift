@@ -5,7 +5,8 @@ public enum DTLSError: Error, Sendable, Hashable {
     case certificateGeneration(call: String, reason: String)
     /// Setting up the OpenSSL context or connection failed (or a parameter such as the MTU was refused).
     case configuration(call: String, reason: String)
-    /// The handshake failed: a fatal alert sent or received, a malformed flight, a certificate refused.
+    /// The handshake (or the association after it) failed: a fatal alert sent or received, a malformed flight, a
+    /// certificate refused by the peer.
     case handshakeFailure(call: String, reason: String)
     /// The peer's certificate does not have the fingerprint its SDP announced; no keys are released.
     case fingerprintMismatch(expected: DTLSFingerprint, actual: DTLSFingerprint)
