@@ -1,0 +1,26 @@
+/// What a ``WebRTCTransport`` has seen and done.
+public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
+    /// Datagrams received, by what their first byte says (RFC 7983).
+    public var stunReceived = 0
+    /// DTLS records received.
+    public var dtlsReceived = 0
+    /// RTCP datagrams received and handed to the sender.
+    public var rtcpReceived = 0
+    /// RTP datagrams received (a send-only publisher expects none).
+    public var rtpReceived = 0
+    /// Datagrams that are none of the above: dropped.
+    public var unknownReceived = 0
+    /// Media datagrams (RTP, RTCP) sent on the selected pair.
+    public var mediaSent = 0
+    /// Media datagrams not sent because there was no selected pair or consent was lost.
+    public var mediaBlocked = 0
+    /// Media datagrams the socket refused.
+    public var mediaSendErrors = 0
+    /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to ICE's selected pair, once there is one.
+    public var iceConnectedAfterNs: UInt64?
+    /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to DTLS connected, once it is.
+    public var dtlsConnectedAfterNs: UInt64?
+
+    /// Creates empty statistics.
+    public init() {}
+}

@@ -1,0 +1,79 @@
+import CaptureCall
+import CaptureCore
+import CaptureRTP
+import CaptureTestSupport
+import CaptureVP8
+import CaptureWebRTC
+import Testing
+
+@Suite("WebRTCTransport: ICE, DTLS-SRTP and media on one loopback 5-tuple")
+struct WebRTCTransportTests {
+    static let loopback = [SocketAddress.loopbackIPv4(port: 0)]
+
+    static func remote(of peer: WebRTCTransport, dtlsRole: DTLSRole) -> WebRTCTransport.Remote {
+        WebRTCTransport.Remote(
+            credentials: peer.localCredentials, candidates: peer.localCandidates,
+            fingerprint: peer.certificate.fingerprint, dtlsRole: dtlsRole, endOfCandidates: true)
+    }
+
+    @Test("a controlling DTLS server and a controlled DTLS client connect, agree the keys crosswise, carry SRTP")
+    func connectAndCarryMedia() async throws {
+        let publisher = try WebRTCTransport(configuration: .init(role: .controlling, hostAddresses: Self.loopback))
+        defer { publisher.close() }
+        let viewer = try WebRTCTransport(configuration: .init(role: .controlled, hostAddresses: Self.loopback))
+        defer { viewer.close() }
+        viewer.start(remote: Self.remote(of: publisher, dtlsRole: .client))
+        publisher.start(remote: Self.remote(of: viewer, dtlsRole: .server))
+        async let publisherKeys = publisher.connected(timeout: .seconds(10))
+        async let viewerKeys = viewer.connected(timeout: .seconds(10))
+        let (ours, theirs) = try await (publisherKeys, viewerKeys)
+        #expect(ours.profile == theirs.profile)
+        #expect(ours.local == theirs.remote)
+        #expect(ours.remote == theirs.local)
+
+        let sender = try VideoSender(
+            configuration: VideoSenderConfiguration(
+                remote: publisher.localAddress, srtp: ours.local, remoteSRTP: ours.remote),
+            transport: publisher)
+        defer { sender.finish() }
+        publisher.setRTCPHandler { buffer, length in sender.receiveRTCP(buffer, length: length) }
+        for index in 0..<10 {
+            sender.consume(
+                EncodedFrame(
+                    bytes: [UInt8](repeating: UInt8(index), count: 3_000), isKeyFrame: index == 0,
+                    rtpTimestamp: UInt32(index * 3_000), captureTimeNs: MonotonicClock.nowNs(), rotation: .degrees0,
+                    dimensions: Dimensions(width: 320, height: 240), qp: 30))
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while viewer.statistics.rtpReceived < 30, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(viewer.statistics.rtpReceived == 30, "10 frames of 3,000 bytes: 3 packets each")
+        #expect(sender.statistics.sendErrors == 0)
+        #expect(publisher.statistics.mediaBlocked == 0)
+        #expect(publisher.statistics.iceConnectedAfterNs != nil)
+        #expect(publisher.statistics.dtlsConnectedAfterNs != nil)
+    }
+
+    @Test("a wrong fingerprint fails DTLS with a typed error, and no media can be sent")
+    func wrongFingerprint() async throws {
+        let publisher = try WebRTCTransport(configuration: .init(role: .controlling, hostAddresses: Self.loopback))
+        defer { publisher.close() }
+        let viewer = try WebRTCTransport(configuration: .init(role: .controlled, hostAddresses: Self.loopback))
+        defer { viewer.close() }
+        let stranger = try DTLSCertificate()
+        var wrong = Self.remote(of: viewer, dtlsRole: .server)
+        wrong.fingerprint = stranger.fingerprint
+        viewer.start(remote: Self.remote(of: publisher, dtlsRole: .client))
+        publisher.start(remote: wrong)
+        await #expect(throws: WebRTCTransportError.self) { try await publisher.connected(timeout: .seconds(10)) }
+        if case .failed(let error) = publisher.state {
+            #expect(error.code == .dtlsFailed)
+        } else {
+            Issue.record("expected a failed transport, got \(publisher.state)")
+        }
+        let sent = [UInt8](repeating: 0x80, count: 100).withUnsafeBytes { publisher.send($0) }
+        #expect(!sent)
+        #expect(publisher.statistics.mediaBlocked == 1)
+    }
+}
