@@ -67,20 +67,20 @@ extension VideoSender {
         case .senderReport(let report):
             handleReportBlocks(report.reportBlocks, arrival: arrival)
         case .pictureLossIndication(_, let mediaSSRC) where mediaSSRC == ssrc || mediaSSRC == 0:
-            state.withLock {
+            let forward = state.withLock {
                 $0.statistics.plisReceived += 1
-                $0.statistics.keyFramesRequested += 1
+                return Self.admitKeyFrameRequest(&$0, arrivalNs: MonotonicClock.nowNs())
             }
             metrics.received(.pli)
-            pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication)
+            if forward { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication) }
         case .fullIntraRequest(_, let entries):
             let isNew = firTracker.withLock { $0.containsNewRequest(in: entries, for: ssrc) }
-            state.withLock {
+            let forward = state.withLock {
                 $0.statistics.firsReceived += 1
-                if isNew { $0.statistics.keyFramesRequested += 1 }
+                return isNew && Self.admitKeyFrameRequest(&$0, arrivalNs: MonotonicClock.nowNs())
             }
             metrics.received(.fir)
-            if isNew { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .fullIntraRequest) }
+            if forward { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .fullIntraRequest) }
         case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc):
             let kbps = Int(clamping: remb.bitrate / 1_000)
             state.withLock {
@@ -104,6 +104,19 @@ extension VideoSender {
         default:
             break
         }
+    }
+
+    /// WebRTC's rule (`EncoderRtcpFeedback`): a key-frame request within 300 ms of the last one forwarded is
+    /// answered by the key frame already on its way, not by another; so a burst of PLIs (every viewer joining a
+    /// conference at once, a receiver repeating itself) costs one key frame. Counts the request either way.
+    static func admitKeyFrameRequest(_ state: inout SendState, arrivalNs: UInt64) -> Bool {
+        if let last = state.lastKeyFrameRequestNs, arrivalNs &- last < 300_000_000 {
+            state.statistics.keyFrameRequestsThrottled += 1
+            return false
+        }
+        state.lastKeyFrameRequestNs = arrivalNs
+        state.statistics.keyFramesRequested += 1
+        return true
     }
 
     private func handleReportBlocks(_ blocks: [RTCPReportBlock], arrival: NTPTimestamp) {

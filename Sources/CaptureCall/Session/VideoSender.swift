@@ -32,6 +32,8 @@ public final class VideoSender: EncodedFrameSink {
         var statistics = VideoSenderStatistics()
         var latency = LatencyRecorder()
         var finished = false
+        /// When the last PLI or FIR was passed to the pipeline (monotonic), for the 300 ms rate limit.
+        var lastKeyFrameRequestNs: UInt64?
     }
 
     /// What the encoder thread uses (``consume(_:)``, ``finish()``) and NACK answers share; behind a lock taken once

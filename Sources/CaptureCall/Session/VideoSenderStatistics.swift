@@ -12,6 +12,9 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var keyFramesSent = 0
     /// Key frames asked of the pipeline (after a PLI or a new FIR).
     public var keyFramesRequested = 0
+    /// PLIs and new FIRs within 300 ms of the last request passed on: answered by that key frame, not another
+    /// (WebRTC's minimum key-frame send interval).
+    public var keyFrameRequestsThrottled = 0
     /// Picture loss indications received.
     public var plisReceived = 0
     /// Full intra requests received (repeated FIR sequence numbers included).
