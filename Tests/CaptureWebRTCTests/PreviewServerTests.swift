@@ -46,7 +46,7 @@ struct PreviewServerTests {
 
     @Test func servesThePageAndWHEPOverHTTP() async throws {
         let handler = FakeWHEPHandler()
-        let server = PreviewServer(handler: handler)
+        let server = PreviewServer(handler: handler, logger: previewTestLogger)
         let address = try await server.start(bind: "127.0.0.1", port: 0)
         let port = try #require(address.port)
         let base = "http://127.0.0.1:\(port)"
@@ -119,7 +119,7 @@ struct PreviewServerTests {
 
     @Test func servesSeveralViewersAtOnce() async throws {
         let handler = FakeWHEPHandler()
-        let server = PreviewServer(handler: handler)
+        let server = PreviewServer(handler: handler, logger: previewTestLogger)
         let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
         let url = "http://127.0.0.1:\(port)/whep"
         let locations = try await withThrowingTaskGroup(of: String?.self) { group in
@@ -140,13 +140,13 @@ struct PreviewServerTests {
     }
 
     @Test func stopFreesThePort() async throws {
-        let first = PreviewServer(handler: FakeWHEPHandler())
+        let first = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         let port = try #require(try await first.start(bind: "127.0.0.1", port: 0).port)
         #expect(try await Self.curl("GET", "http://127.0.0.1:\(port)/figures").status == 200)
         await first.stop()
         await first.stop()
 
-        let second = PreviewServer(handler: FakeWHEPHandler())
+        let second = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         let again = try await second.start(bind: "127.0.0.1", port: port)
         #expect(again.port == port)
         #expect(try await Self.curl("GET", "http://127.0.0.1:\(port)/figures").status == 200)
@@ -154,7 +154,7 @@ struct PreviewServerTests {
     }
 
     @Test func stopsWithOpenConnections() async throws {
-        let server = PreviewServer(handler: FakeWHEPHandler())
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         let address = try await server.start(bind: "127.0.0.1", port: 0)
         let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // One connection idle after a complete request, one in the middle of a request's head.
@@ -177,7 +177,7 @@ struct PreviewServerTests {
     }
 
     @Test func refusesASecondStart() async throws {
-        let server = PreviewServer(handler: FakeWHEPHandler())
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         _ = try await server.start(bind: "127.0.0.1", port: 0)
         await #expect(throws: PreviewServer.StartError.alreadyStarted) {
             _ = try await server.start(bind: "127.0.0.1", port: 0)

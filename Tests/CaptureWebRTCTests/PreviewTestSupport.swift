@@ -1,4 +1,5 @@
 import CaptureWebRTC
+import Logging
 import Synchronization
 
 /// A WHEP answerer for the preview tests: answers any offer unless it contains "busy" (503), names viewers
@@ -39,3 +40,10 @@ final class FakeWHEPHandler: WHEPSessionHandler {
 
 /// A minimal SDP offer.
 let previewOffer = "v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=recvonly\r\n"
+
+/// A logger for preview tests: warnings and worse only.
+let previewTestLogger: Logger = {
+    var logger = Logger(label: "preview-tests")
+    logger.logLevel = .warning
+    return logger
+}()
