@@ -30,6 +30,57 @@ public enum PreviewPage {
         <video id="video" autoplay muted playsinline></video>
         <div id="status">starting</div>
         <table id="figures"></table>
+        <script id="stamp">
+        "use strict";
+        // The synthetic camera's stamp (FrameStamp): two rows of 32 cells at the bottom of the frame, white = 1, most
+        // significant bit first; the upper row is the frame number, the lower the capture time's low 32 bits (ms since
+        // the Unix epoch). No DOM here: the functions are tested on their own.
+        function stampGeometry(width, height) {
+          const rowHeight = Math.max(8, Math.floor(height / 40) & ~1);
+          const cellWidth = Math.floor(width / 32);
+          return cellWidth < 1 || height < 2 * rowHeight ? null : { rowHeight, cellWidth };
+        }
+
+        // Decodes the RGBA `pixels` of the frame's bottom 2 * rowHeight rows (`width` wide) by each cell's centre.
+        function decodeStamp(pixels, width, { rowHeight, cellWidth }) {
+          const row = (y) => {
+            let value = 0;
+            for (let cell = 0; cell < 32; cell++) {
+              const i = (y * width + cell * cellWidth + (cellWidth >> 1)) * 4;
+              const luma = 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2];
+              value = value * 2 + (luma >= 128 ? 1 : 0);
+            }
+            return value;
+          };
+          return { frame: row(rowHeight >> 1), time: row(rowHeight + (rowHeight >> 1)) };
+        }
+
+        // The capture time from its low 32 bits, the high bits from `now`: the candidate nearest to `now`.
+        function captureTime(low, now) {
+          let time = Math.floor(now / 2 ** 32) * 2 ** 32 + low;
+          if (time > now + 2 ** 31) time -= 2 ** 32;
+          else if (time < now - 2 ** 31) time += 2 ** 32;
+          return time;
+        }
+
+        // Counts `stamp` into `s` (frames, lastFrame, outOfOrder, repeated, skipped, invalid) and returns its
+        // glass-to-glass latency in ms, or null when the stamp is unreadable (latency beyond -1 s…60 s).
+        function trackStamp(s, stamp, now) {
+          const latency = now - captureTime(stamp.time, now);
+          if (latency < -1000 || latency > 60000) {
+            s.invalid++;
+            return null;
+          }
+          s.frames++;
+          if (s.lastFrame !== null) {
+            if (stamp.frame === s.lastFrame) s.repeated++;
+            else if (stamp.frame < s.lastFrame) s.outOfOrder++;
+            else s.skipped += stamp.frame - s.lastFrame - 1;
+          }
+          if (s.lastFrame === null || stamp.frame > s.lastFrame) s.lastFrame = stamp.frame;
+          return latency;
+        }
+        </script>
         <script>
         "use strict";
         const query = new URLSearchParams(location.search);
@@ -80,49 +131,20 @@ public enum PreviewPage {
           if ("requestVideoFrameCallback" in video) video.requestVideoFrameCallback(onFrame);
         }
 
-        // The synthetic camera's stamp: two rows of 32 cells at the bottom, white = 1, most significant bit first;
-        // the upper row is the frame number, the lower the capture time's low 32 bits (ms since the Unix epoch).
         const canvas = document.createElement("canvas");
         const context = canvas.getContext("2d", { willReadFrequently: true });
-        function readStamp(width, height) {
-          const rowHeight = Math.max(8, Math.floor(height / 40) & ~1);
-          const cellWidth = Math.floor(width / 32);
-          if (cellWidth < 1 || height < 2 * rowHeight) return null;
-          canvas.width = width;
-          canvas.height = 2 * rowHeight;
-          context.drawImage(video, 0, height - 2 * rowHeight, width, 2 * rowHeight, 0, 0, width, 2 * rowHeight);
-          const pixels = context.getImageData(0, 0, width, 2 * rowHeight).data;
-          const row = (y) => {
-            let value = 0;
-            for (let cell = 0; cell < 32; cell++) {
-              const i = (y * width + cell * cellWidth + (cellWidth >> 1)) * 4;
-              const luma = 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2];
-              value = value * 2 + (luma >= 128 ? 1 : 0);
-            }
-            return value;
-          };
-          return { frame: row(rowHeight >> 1), time: row(rowHeight + (rowHeight >> 1)) };
-        }
-
         function onFrame(now, metadata) {
-          const stamp = readStamp(metadata.width || video.videoWidth, metadata.height || video.videoHeight);
-          const wall = Date.now();
-          if (stamp) {
-            const s = state.stamps;
-            // Rebuild the capture time's high bits from the clock, taking the nearest candidate.
-            let captured = Math.floor(wall / 2 ** 32) * 2 ** 32 + stamp.time;
-            if (captured > wall + 2 ** 31) captured -= 2 ** 32;
-            const latency = wall - captured;
-            if (latency < -1000 || latency > 60000) {
-              s.invalid++;
-            } else {
-              s.frames++;
-              if (s.lastFrame !== null) {
-                if (stamp.frame === s.lastFrame) s.repeated++;
-                else if (stamp.frame < s.lastFrame) s.outOfOrder++;
-                else s.skipped += stamp.frame - s.lastFrame - 1;
-              }
-              if (s.lastFrame === null || stamp.frame > s.lastFrame) s.lastFrame = stamp.frame;
+          const width = metadata.width || video.videoWidth;
+          const height = metadata.height || video.videoHeight;
+          const geometry = stampGeometry(width, height);
+          if (geometry) {
+            const rows = 2 * geometry.rowHeight;
+            canvas.width = width;
+            canvas.height = rows;
+            context.drawImage(video, 0, height - rows, width, rows, 0, 0, width, rows);
+            const stamp = decodeStamp(context.getImageData(0, 0, width, rows).data, width, geometry);
+            const latency = trackStamp(state.stamps, stamp, Date.now());
+            if (latency !== null) {
               if (latencies.length < 100000) latencies.push(latency);
               state.latencyMs.last = latency;
             }
