@@ -176,6 +176,21 @@ struct PreviewServerTests {
         try await clients.shutdownGracefully()
     }
 
+    @Test func closesIdleConnections() async throws {
+        let server = PreviewServer(
+            handler: FakeWHEPHandler(), idleTimeout: .milliseconds(300), logger: previewTestLogger)
+        let address = try await server.start(bind: "127.0.0.1", port: 0)
+        let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
+        try await channel.writeAndFlush(ByteBuffer(string: "POST /whep HTTP/1.1\r\nHost: x\r\n"))
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await channel.closeFuture.get()
+        #expect(clock.now - started < .seconds(5))
+        await server.stop()
+        try await clients.shutdownGracefully()
+    }
+
     @Test func refusesASecondStart() async throws {
         let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         _ = try await server.start(bind: "127.0.0.1", port: 0)

@@ -29,16 +29,20 @@ public actor PreviewServer {
 
     /// The router answering requests.
     public nonisolated let router: PreviewRouter
+    /// How long a connection may send nothing before the server closes it.
+    public nonisolated let idleTimeout: TimeAmount
     private let logger: Logger
     private var state = State.idle
 
-    /// A server answering through `handler`, accepting bodies up to `bodyLimit` bytes, counting into `statistics`.
+    /// A server answering through `handler`, accepting bodies up to `bodyLimit` bytes, closing connections idle for
+    /// `idleTimeout` (the page polls every second), counting into `statistics`.
     public init(
         handler: any WHEPSessionHandler, bodyLimit: Int = PreviewRouter.defaultBodyLimit,
-        statistics: PreviewServerStatistics = PreviewServerStatistics(),
+        idleTimeout: TimeAmount = .seconds(30), statistics: PreviewServerStatistics = PreviewServerStatistics(),
         logger: Logger = Logger(label: "swift-camera-capture.preview")
     ) {
         self.router = PreviewRouter(handler: handler, statistics: statistics, bodyLimit: bodyLimit)
+        self.idleTimeout = idleTimeout
         self.logger = logger
     }
 
@@ -51,6 +55,7 @@ public actor PreviewServer {
         guard case .idle = state else { throw StartError.alreadyStarted }
         state = .starting
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let idleTimeout = self.idleTimeout
         let listener: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
         do {
             listener = try await ServerBootstrap(group: group)
@@ -59,6 +64,8 @@ public actor PreviewServer {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(
+                            IdleStateHandler(readTimeout: idleTimeout), IdleConnectionCloser())
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
                             wrappingChannelSynchronously: channel)
@@ -177,5 +184,19 @@ public actor PreviewServer {
     private static func describe(_ address: SocketAddress) -> String {
         guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
         return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}
+
+/// Closes its connection when `IdleStateHandler` reports that nothing was read for the idle timeout (a client that
+/// stalls in the middle of a request, or keeps an unused connection open).
+private final class IdleConnectionCloser: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }
