@@ -91,7 +91,8 @@ public enum PreviewPage {
         const video = document.getElementById("video");
         const state = window.previewState = {
           status: "starting", error: null, whep: whepURL, resource: null, startedAt: Date.now(), done: false,
-          width: 0, height: 0, orientation: null, fps: 0, bitrateKbps: 0, rotation: null, rttMs: null,
+          width: 0, height: 0, orientation: null, fps: 0, bitrateKbps: 0, rotation: null, aspectMatches: null,
+          rttMs: null,
           framesDecoded: 0, framesDropped: 0, freezeCount: 0, packetsLost: 0, figures: null,
           stamps: { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 },
           latencyMs: { count: 0, p50: null, p95: null, last: null },
@@ -124,8 +125,8 @@ public enum PreviewPage {
             method: "POST", headers: { "Content-Type": "application/sdp" }, body: pc.localDescription.sdp,
           });
           if (response.status !== 201) throw new Error("WHEP " + response.status + " " + await response.text());
-          const location = response.headers.get("Location");
-          if (location) state.resource = new URL(location, whepURL).href;
+          const resource = response.headers.get("Location");
+          if (resource) state.resource = new URL(resource, whepURL).href;
           await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
           setStatus("connecting");
           if ("requestVideoFrameCallback" in video) video.requestVideoFrameCallback(onFrame);
@@ -158,8 +159,9 @@ public enum PreviewPage {
 
         let previous = null;
         async function sample() {
-          if (!pc) return;
+          if (!pc || pc.signalingState === "closed") return;
           const stats = await pc.getStats();
+          let selectedPair = null;
           stats.forEach((report) => {
             if (report.type === "inbound-rtp" && report.kind === "video") {
               if (previous && report.timestamp > previous.timestamp) {
@@ -175,11 +177,16 @@ public enum PreviewPage {
               state.freezeCount = report.freezeCount || 0;
               state.packetsLost = report.packetsLost || 0;
             }
-            if (report.type === "candidate-pair" && report.nominated && report.state === "succeeded" &&
-                report.currentRoundTripTime !== undefined) {
-              state.rttMs = Math.round(report.currentRoundTripTime * 10000) / 10;
+            if (report.type === "transport" && report.selectedCandidatePairId) {
+              selectedPair = stats.get(report.selectedCandidatePairId);
+            }
+            if (!selectedPair && report.type === "candidate-pair" && report.nominated && report.state === "succeeded") {
+              selectedPair = report;
             }
           });
+          if (selectedPair && selectedPair.currentRoundTripTime !== undefined) {
+            state.rttMs = Math.round(selectedPair.currentRoundTripTime * 10000) / 10;
+          }
           state.width = video.videoWidth;
           state.height = video.videoHeight;
           state.orientation = !state.width || !state.height ? null
@@ -191,6 +198,10 @@ public enum PreviewPage {
           try {
             state.figures = await (await fetch(figuresURL, { cache: "no-store" })).json();
             state.rotation = state.figures.rotation;
+            // The sender's size is after its rotation: the picture should have the same orientation.
+            const f = state.figures;
+            state.aspectMatches = !f.width || !f.height || !state.width || !state.height ? null
+              : (f.width >= f.height) === (state.width >= state.height);
           } catch (error) {
             state.figures = null;
           }
@@ -202,7 +213,8 @@ public enum PreviewPage {
           const rows = [
             ["size", state.width + "\u00d7" + state.height + (state.orientation ? " " + state.orientation : "")],
             ["fps", state.fps], ["bit rate", state.bitrateKbps + " kbit/s"],
-            ["rotation", state.rotation === null ? "?" : state.rotation + "\u00b0"],
+            ["rotation", (state.rotation === null ? "?" : state.rotation + "\u00b0") +
+              (state.aspectMatches === false ? " (picture orientation differs from the sender's!)" : "")],
             ["RTT", state.rttMs === null ? "?" : state.rttMs + " ms"],
             ["frames decoded", state.framesDecoded], ["freezes", state.freezeCount],
             ["packets lost", state.packetsLost],
@@ -235,7 +247,7 @@ public enum PreviewPage {
         }
 
         async function finish() {
-          await sample();
+          await sample().catch((error) => { state.error = state.error || String(error); });
           state.done = true;
           const summary = JSON.stringify(state);
           if (reportURL) {
@@ -243,14 +255,17 @@ public enum PreviewPage {
               body: summary }).catch((error) => { state.error = String(error); });
           }
           endViewer();
-          setStatus("finished");
+          if (!state.error) setStatus("finished");
         }
 
         window.addEventListener("pagehide", endViewer);
         setInterval(() => sample().catch((error) => { state.error = String(error); }), 1000);
         start().then(() => {
           if (seconds > 0) setTimeout(finish, seconds * 1000);
-        }).catch((error) => setStatus("failed", error));
+        }).catch((error) => {
+          setStatus("failed", error);
+          if (reportURL) finish();  // a test waiting for the summary learns of the failure at once
+        });
         </script>
         </body>
         </html>

@@ -86,7 +86,7 @@ public actor PreviewServer {
         let logger = self.logger
         let serving = Task { await Self.serve(listener, router: router, logger: logger) }
         state = .running(group: group, listener: listener.channel, serving: serving)
-        logger.info("preview serving", metadata: ["address": "\(address)"])
+        logger.info("preview serving", metadata: ["address": "\(Self.describe(address))"])
         return address
     }
 
