@@ -191,6 +191,37 @@ struct PreviewServerTests {
         try await clients.shutdownGracefully()
     }
 
+    @Test func keepsConnectionsAlive() async throws {
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
+        let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
+        let figures = "http://127.0.0.1:\(port)/figures"
+        // curl reuses one connection for the three requests (the 404 too).
+        let result = try await ExternalProcess.run(
+            "curl",
+            ["-s", "-w", "%{http_code} %{num_connects}\n"]
+                + [figures, figures + "x", figures].flatMap { ["-o", "/dev/null", $0] })
+        await server.stop()
+        #expect(result.stdoutText == "200 1\n404 0\n200 0\n")
+    }
+
+    @Test func answersUnparsableRequestsWith400() async throws {
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
+        let address = try await server.start(bind: "127.0.0.1", port: 0)
+        let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
+        try await channel.writeAndFlush(ByteBuffer(string: "NOT\u{1} HTTP\r\n\r\n"))
+        try await channel.closeFuture.get()
+        // The connection's task counts the error after the 400 went out: give it a moment.
+        for _ in 0..<100 where server.statistics.snapshot.malformed == 0 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await server.stop()
+        try await clients.shutdownGracefully()
+        let snapshot = server.statistics.snapshot
+        #expect(snapshot.malformed == 1)
+        #expect(snapshot.responsesByStatus == [400: 1])
+    }
+
     @Test func refusesASecondStart() async throws {
         let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         _ = try await server.start(bind: "127.0.0.1", port: 0)
