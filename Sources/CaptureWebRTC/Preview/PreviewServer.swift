@@ -6,11 +6,13 @@ import NIOPosix
 /// The live preview's HTTP server: the page, its figures and the WHEP endpoint (``PreviewRouter``), on swift-nio's
 /// HTTP/1 codec.
 ///
-/// Each connection is a `NIOAsyncChannel` served by a child task: a ``PreviewRequestCollector`` gathers each request
-/// (body up to the limit), the router answers it in Swift concurrency, and the response goes back through the
-/// channel's outbound writer (which hops to the event loop). ``stop()`` closes the listening socket, cancels every
-/// connection's task, waits for them, and shuts down the event loop group the server made: no thread or descriptor
-/// is left behind.
+/// Each connection is a `NIOAsyncChannel` served by a child task: the task gathers each request (the body up to the
+/// limit, a larger one read and dropped for a 413), the router answers it in Swift concurrency, and the response goes
+/// back through the channel's outbound writer (which hops to the event loop). Connections idle for ``idleTimeout`` are
+/// closed. ``stop()`` closes the listening socket, cancels every connection's task, waits for them (and so for
+/// requests in flight: the ``WHEPSessionHandler`` should return promptly when cancelled), and shuts down the event
+/// loop group the server made: no thread or descriptor is left behind. A server starts once; call ``stop()`` before
+/// dropping it.
 public actor PreviewServer {
     private enum State {
         case idle
