@@ -1,0 +1,157 @@
+import CaptureCore
+import CaptureTestSupport
+import Foundation
+import NIOCore
+import Testing
+
+@testable import CaptureWebRTC
+
+/// Headless Chromium for the page test, when installed.
+let previewChromium = ["chromium", "chromium-browser", "google-chrome"].lazy.compactMap(ExternalProcess.which).first
+
+/// The page in headless Chromium against the server with the fake answerer: it must POST a recvonly video offer with
+/// its candidates and fetch the figures. The fake answer is not a usable SDP, so the page ends in its failed state,
+/// which it shows.
+@Suite(.enabled(if: previewChromium != nil, "needs chromium"))
+struct PreviewPageTests {
+    @Test func offersARecvonlyVideoTransceiver() async throws {
+        let chromium = try #require(previewChromium)
+        let handler = FakeWHEPHandler()
+        let server = PreviewServer(handler: handler, logger: previewTestLogger)
+        let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("preview-chromium-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: profile) }
+        let result: ExternalProcess.Result
+        do {
+            result = try await ExternalProcess.run(
+                chromium,
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile.path)",
+                    "--virtual-time-budget=5000", "--dump-dom", "http://127.0.0.1:\(port)/",
+                ])
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        try #require(result.status == 0, "chromium failed: \(result.stderrText.suffix(2000))")
+        let offer = try #require(handler.offers.first)
+        #expect(offer.hasPrefix("v=0"))
+        #expect(offer.contains("m=video"))
+        #expect(offer.contains("a=recvonly"))
+        #expect(offer.contains("a=candidate:"))
+        #expect(result.stdoutText.contains("id=\"status\""))
+        #expect(result.stdoutText.contains("setRemoteDescription"))
+        let snapshot = server.statistics.snapshot
+        #expect(snapshot.viewersStarted == 1)
+        #expect((snapshot.responsesByStatus[200] ?? 0) >= 2)  // the page and at least one figures poll
+    }
+}
+
+/// Node.js for the page's stamp script, when installed.
+let previewNode = ["node", "nodejs"].lazy.compactMap(ExternalProcess.which).first
+
+/// The page's `<script id="stamp">` functions (no DOM) run in Node.js against what `FrameStamp` draws.
+@Suite(.enabled(if: previewNode != nil, "needs node"))
+struct PreviewStampScriptTests {
+    struct Decoded: Decodable {
+        struct Geometry: Decodable {
+            var rowHeight: Int
+            var cellWidth: Int
+        }
+        struct Stamp: Decodable {
+            var frame: UInt32
+            var time: UInt32
+        }
+        var geometry: Geometry
+        var stamp: Stamp
+    }
+
+    struct Tracked: Decodable {
+        struct Stamps: Decodable {
+            var frames: Int
+            var lastFrame: Int
+            var outOfOrder: Int
+            var repeated: Int
+            var skipped: Int
+            var invalid: Int
+        }
+        var stamps: Stamps
+        var latencies: [Int?]
+        var wrapped: [Double]
+    }
+
+    /// The text of the page's stamp script.
+    static func stampScript() throws -> String {
+        let html = PreviewPage.html
+        let start = try #require(html.range(of: "<script id=\"stamp\">"))
+        let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
+        return String(html[start.upperBound..<end.lowerBound])
+    }
+
+    /// Runs the stamp script followed by `test` in Node.js with `arguments`; returns its standard output.
+    static func node(_ test: String, arguments: [String] = []) async throws -> Data {
+        let node = try #require(previewNode)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("preview-stamp-\(UUID()).js")
+        try Data((try stampScript() + test).utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await ExternalProcess.run(node, [file.path] + arguments)
+        try #require(result.status == 0, "node failed: \(result.stderrText)")
+        return result.stdout
+    }
+
+    @Test(arguments: [(640, 480), (1280, 720), (320, 240), (1920, 1080), (176, 144)])
+    func decodesWhatFrameStampDraws(width: Int, height: Int) async throws {
+        let stamp = FrameStamp(frameNumber: 0xDEAD_BEEF, captureTimeMs: 0x8000_0001)
+        var luma = [UInt8](repeating: 90, count: width * height)
+        luma.withUnsafeMutableBufferPointer { plane in
+            guard let base = plane.baseAddress else { return }
+            stamp.draw(luma: base, stride: width, width: width, height: height)
+        }
+        let rowHeight = FrameStamp.rowHeight(frameHeight: height)
+        // The bottom rows as a canvas would give them: grey RGBA.
+        let rgba: [UInt8] = luma[(height - 2 * rowHeight) * width..<height * width].flatMap { [$0, $0, $0, 255] }
+        let pixels = FileManager.default.temporaryDirectory.appendingPathComponent("preview-stamp-\(UUID()).rgba")
+        try Data(rgba).write(to: pixels)
+        defer { try? FileManager.default.removeItem(at: pixels) }
+
+        let output = try await Self.node(
+            """
+            const pixels = require("fs").readFileSync(process.argv[2]);
+            const geometry = stampGeometry(\(width), \(height));
+            console.log(JSON.stringify({ geometry, stamp: decodeStamp(pixels, \(width), geometry) }));
+            """, arguments: [pixels.path])
+        let decoded = try JSONDecoder().decode(Decoded.self, from: output)
+        #expect(decoded.geometry.rowHeight == rowHeight)
+        #expect(decoded.geometry.cellWidth == width / FrameStamp.cellsPerRow)
+        #expect(decoded.stamp.frame == stamp.frameNumber)
+        #expect(decoded.stamp.time == stamp.captureTimeMs)
+    }
+
+    @Test func tracksOrderAndLatency() async throws {
+        let output = try await Self.node(
+            """
+            const s = { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 };
+            const now = 1_700_000_000_000;
+            const low = (t) => t % 2 ** 32;
+            const latencies = [[1, 40], [2, 35], [2, 30], [5, 50], [4, 80], [6, 45], [7, 90000]]
+              .map(([frame, age]) => trackStamp(s, { frame, time: low(now - age) }, now));
+            // Low bits just before and just after a 2^32 boundary of the clock.
+            const boundary = Math.ceil(now / 2 ** 32) * 2 ** 32;
+            const wrapped = [
+              captureTime(low(boundary - 20), boundary + 10) - boundary,
+              captureTime(low(boundary + 5), boundary - 10) - boundary,
+            ];
+            console.log(JSON.stringify({ stamps: s, latencies, wrapped }));
+            """)
+        let tracked = try JSONDecoder().decode(Tracked.self, from: output)
+        #expect(tracked.stamps.frames == 6)
+        #expect(tracked.stamps.lastFrame == 6)
+        #expect(tracked.stamps.repeated == 1)
+        #expect(tracked.stamps.outOfOrder == 1)
+        #expect(tracked.stamps.skipped == 2)
+        #expect(tracked.stamps.invalid == 1)
+        #expect(tracked.latencies == [40, 35, 30, 50, 80, 45, nil])
+        #expect(tracked.wrapped == [-20, 5])
+    }
+}
