@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "CaptureWebRTC",
             dependencies: [
-                "CaptureCore", "CaptureRTP", "CaptureCall", "CSSL", "CZlib",
+                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CSSL", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -111,7 +111,8 @@ let package = Package(
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall", "CZlib",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
+                "CaptureWebRTC", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -170,7 +171,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureWebRTCTests",
-            dependencies: ["CaptureCore", "CaptureRTP", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport"]
+            dependencies: [
+                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "CapturerProbeTests",

@@ -39,6 +39,10 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
     static let invalidControlValue = ExitStatus(rawValue: 16)
     /// `controls`: the control cannot be written (read-only, inactive, grabbed) or read (write-only) now.
     static let controlNotWritable = ExitStatus(rawValue: 17)
+    /// `publish`: the WHIP endpoint refused the offer (4xx/5xx), could not be reached, or answered unusably.
+    static let signallingFailed = ExitStatus(rawValue: 18)
+    /// `publish`: ICE found no path or DTLS failed (a certificate that does not match its fingerprint, timeout).
+    static let transportFailed = ExitStatus(rawValue: 19)
 
     /// The status for a ``CaptureError`` code.
     init(_ code: CaptureError.Code) {

@@ -1,8 +1,8 @@
-import Synchronization
+internal import CaptureCore
 
 /// What the preview server has answered: requests by status code, viewers started and ended, malformed requests.
 ///
-/// Shared by the server's connections and readable at any time from any thread (a `Mutex` guards the counts).
+/// Shared by the server's connections and readable at any time from any thread (a `Locked` guards the counts: a pthread mutex, which ThreadSanitizer sees).
 public final class PreviewServerStatistics: Sendable {
     /// A copy of the counts at one moment.
     public struct Snapshot: Sendable, Hashable, Codable {
@@ -22,7 +22,7 @@ public final class PreviewServerStatistics: Sendable {
         public init() {}
     }
 
-    private let counts = Mutex(Snapshot())
+    private let counts = Locked(Snapshot())
 
     /// Statistics starting from zero.
     public init() {}

@@ -1,7 +1,7 @@
 public import CaptureCall
 public import CaptureRTP
 internal import CaptureCore
-internal import Foundation
+import Foundation
 public import Logging
 
 #if canImport(Glibc)
@@ -221,6 +221,9 @@ public final class WebRTCTransport: PacketTransport {
 
     /// The figures so far.
     public var statistics: WebRTCTransportStatistics { core.withLock { $0.statistics } }
+
+    /// The selected ICE pair, described (`nil` before there is one).
+    public var selectedPairDescription: String? { core.withLock { $0.ice.selectedPair.map { "\($0)" } } }
 
     /// The ICE agent's figures.
     public var iceStatistics: ICEStatistics { core.withLock { $0.ice.statistics } }

@@ -1,0 +1,268 @@
+public import CaptureCall
+internal import CaptureCore
+internal import CaptureRTP
+internal import CaptureVP8
+import Foundation
+public import Logging
+
+/// Publishes the camera to a conference server over WebRTC, signalled with WHIP (RFC 9725): the send pipeline's VP8,
+/// in SRTP over one ICE-selected UDP 5-tuple, with RTX answers to NACKs, key frames on PLI and FIR, and the encoder
+/// steered by REMB within the configured range.
+///
+/// ``start()`` gathers host candidates, POSTs an offer that carries them (so no trickle is needed), checks pairs as
+/// the controlling agent (Janus never nominates), completes DTLS, and returns the ``SendPipeline`` to hand the
+/// capturer as its delegate. ``stop()`` sends RTCP BYE, DELETEs the WHIP resource and closes the transport; a failure
+/// after the endpoint created the resource DELETEs it too, so no half-open session is left.
+///
+/// The phases are an explicit state machine: idle → connecting → publishing → stopped.
+public final class WHIPPublisher: Sendable {
+    /// The configuration the publisher was created with.
+    public let configuration: WHIPPublisherConfiguration
+
+    struct Session {
+        let transport: WebRTCTransport
+        let whip: WHIPSession
+        let sender: VideoSender
+        let pipeline: SendPipeline
+    }
+
+    enum Phase {
+        case idle
+        case connecting(WebRTCTransport?)
+        case publishing(Session)
+        case stopped
+    }
+
+    struct State {
+        var phase = Phase.idle
+        var startNs: UInt64 = 0
+        var answeredAfterNs: UInt64?
+        var connectedAfterNs: UInt64?
+        /// The last transport, kept for statistics after stop.
+        var transport: WebRTCTransport?
+        var sender: VideoSender?
+        var pipeline: SendPipeline?
+    }
+
+    let client: WHIPClient
+    let logger: Logger
+    let state = Locked(State())
+
+    /// Creates a publisher; nothing happens before ``start()``.
+    public init(
+        configuration: WHIPPublisherConfiguration, logger: Logger = Logger(label: "capture.webrtc.whip-publisher")
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        client = WHIPClient(
+            endpoint: configuration.endpoint, bearerToken: configuration.bearerToken,
+            timeout: configuration.httpTimeout)
+    }
+
+    /// Connects (offer, answer, ICE, DTLS) and returns the pipeline to give the capturer as its delegate.
+    public func start() async throws(WHIPPublishError) -> SendPipeline {
+        let startNs = MonotonicClock.nowNs()
+        let mayStart = state.withLock { state -> Bool in
+            guard case .idle = state.phase else { return false }
+            state.phase = .connecting(nil)
+            state.startNs = startNs
+            return true
+        }
+        guard mayStart else { throw .invalidState("start() on a publisher that is not idle") }
+        let transport: WebRTCTransport
+        do {
+            transport = try WebRTCTransport(
+                configuration: WebRTCTransport.Configuration(
+                    role: .controlling, stunServers: stunServers(), hostAddresses: configuration.hostAddresses,
+                    mtu: configuration.maxPacketSize),
+                logger: logger)
+        } catch {
+            state.withLock { $0.phase = .stopped }
+            throw .transport(error)
+        }
+        state.withLock {
+            $0.phase = .connecting(transport)
+            $0.transport = transport
+        }
+        let ssrc = UInt32.random(in: 1...UInt32.max)
+        let rtxSSRC = UInt32.random(in: 1...UInt32.max)
+        let cname = "capturer-\(UInt32.random(in: 0...UInt32.max))"
+        let offer = PublishOffer(
+            iceUfrag: transport.localCredentials.ufrag, icePassword: transport.localCredentials.password,
+            fingerprint: transport.certificate.fingerprint.sdpValue, streamID: "capturer-probe", trackID: "camera",
+            cname: cname, ssrc: ssrc,
+            rtx: configuration.retransmission ? PublishOffer.Retransmission(ssrc: rtxSSRC) : nil,
+            candidates: transport.localCandidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate
+        ).render()
+
+        let whip: WHIPSession
+        do {
+            whip = try await client.publish(offer: offer)
+        } catch {
+            transport.close()
+            state.withLock { $0.phase = .stopped }
+            throw .whip(error)
+        }
+        state.withLock { $0.answeredAfterNs = MonotonicClock.nowNs() &- startNs }
+        let answer = whip.answer
+        let remote: WebRTCTransport.Remote
+        do {
+            remote = try Self.remote(from: answer)
+        } catch {
+            await abandon(whip, transport)
+            throw error
+        }
+        transport.start(remote: remote)
+        let keys: DTLSSRTPKeys
+        do {
+            keys = try await transport.connected(timeout: configuration.connectTimeout)
+        } catch {
+            await abandon(whip, transport)
+            throw .transport(error)
+        }
+        state.withLock { $0.connectedAfterNs = MonotonicClock.nowNs() &- startNs }
+
+        let orientationID = answer.extensionIDs[Self.videoOrientationURI]
+        let packetizer = RTPPacketizerConfiguration(
+            maxPacketSize: configuration.maxPacketSize, payloadType: answer.payloadType, ssrc: ssrc,
+            videoOrientationExtensionID: orientationID, midExtensionID: answer.extensionIDs[Self.midURI],
+            mid: answer.mid ?? "0")
+        let answersNACK = answer.rtcpFeedback.contains("nack")
+        let retransmission: RetransmissionConfiguration? =
+            configuration.retransmission && answersNACK
+            ? RetransmissionConfiguration(rtxPayloadType: answer.rtxPayloadType, rtxSSRC: rtxSSRC) : nil
+        let sender: VideoSender
+        let pipeline: SendPipeline
+        do {
+            sender = try VideoSender(
+                configuration: VideoSenderConfiguration(
+                    remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
+                    srtp: keys.local, remoteSRTP: keys.remote, retransmission: retransmission,
+                    firstTransmissionLoss: configuration.firstTransmissionLoss,
+                    metricsDeviceID: configuration.metricsDeviceID),
+                transport: transport, logger: logger)
+            // Without the orientation extension the frame is rotated upright before encoding, so that the far end
+            // shows it right whatever it understands.
+            pipeline = try SendPipeline(
+                configuration: SendPipelineConfiguration(
+                    encoder: configuration.encoder, minBitrateKbps: configuration.minBitrateKbps,
+                    maxBitrateKbps: configuration.maxBitrateKbps, rotatePixels: orientationID == nil),
+                sinks: [sender], logger: logger)
+        } catch {
+            await abandon(whip, transport)
+            throw .pipeline("\(error)")
+        }
+        transport.setRTCPHandler { buffer, length in sender.receiveRTCP(buffer, length: length) }
+        sender.attach(to: pipeline)
+        let session = Session(transport: transport, whip: whip, sender: sender, pipeline: pipeline)
+        let stillWanted = state.withLock { state -> Bool in
+            guard case .connecting = state.phase else { return false }
+            state.phase = .publishing(session)
+            state.sender = sender
+            state.pipeline = pipeline
+            return true
+        }
+        guard stillWanted else {
+            await end(session)
+            throw .invalidState("stopped while connecting")
+        }
+        logger.info(
+            "publishing", metadata: ["resource": "\(whip.resourceURL)", "rtx": "\(retransmission != nil)"])
+        return pipeline
+    }
+
+    /// Stops sending (RTCP BYE), DELETEs the WHIP resource and closes the transport. Idempotent; safe before start.
+    public func stop() async {
+        let phase = state.withLock { state in
+            defer { state.phase = .stopped }
+            return state.phase
+        }
+        switch phase {
+        case .publishing(let session): await end(session)
+        case .connecting(let transport): transport?.close()
+        case .idle, .stopped: break
+        }
+    }
+
+    /// The transport's state now (`.new` before ``start()``): `.failed` after consent is lost mid-stream.
+    public var transportState: WebRTCTransport.State {
+        state.withLock { $0.transport }?.state ?? .new
+    }
+
+    /// Everything measured so far.
+    public var statistics: WHIPPublisherStatistics {
+        let snapshot = state.withLock {
+            ($0.transport, $0.sender, $0.pipeline, $0.answeredAfterNs, $0.connectedAfterNs)
+        }
+        let transport = snapshot.0
+        return WHIPPublisherStatistics(
+            transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
+            ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
+            sender: snapshot.1?.statistics, pipeline: snapshot.2?.statistics, answeredAfterNs: snapshot.3,
+            connectedAfterNs: snapshot.4)
+    }
+
+    // MARK: Helpers
+
+    static let midURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    static let videoOrientationURI = "urn:3gpp:video-orientation"
+
+    /// What the transport needs from the answer.
+    static func remote(from answer: PublishAnswer) throws(WHIPPublishError) -> WebRTCTransport.Remote {
+        let fingerprint: DTLSFingerprint
+        do {
+            fingerprint = try DTLSFingerprint(sdpValue: answer.fingerprint.attributeValue)
+        } catch {
+            throw .unusableAnswer("a=fingerprint \(answer.fingerprint.attributeValue): \(error)")
+        }
+        guard let role = DTLSRole(answerSetup: answer.setup.rawValue) else {
+            throw .unusableAnswer("a=setup:\(answer.setup.rawValue) is not valid in an answer")
+        }
+        let candidates = answer.candidates.compactMap { try? ICECandidate(parsing: $0) }.filter(\.isUsable)
+        guard !candidates.isEmpty else {
+            throw .unusableAnswer("no usable UDP candidate among \(answer.candidates.count) in the answer")
+        }
+        return WebRTCTransport.Remote(
+            credentials: ICECredentials(ufrag: answer.iceUfrag, password: answer.icePassword),
+            candidates: candidates, fingerprint: fingerprint, dtlsRole: role,
+            endOfCandidates: answer.endOfCandidates)
+    }
+
+    /// The user's STUN servers, resolved (TURN is not supported yet: said in the log).
+    func stunServers() -> [SocketAddress] {
+        var servers: [SocketAddress] = []
+        for server in configuration.iceServers {
+            guard server.scheme == .stun else {
+                logger.warning("TURN servers are not supported yet; ignored", metadata: ["server": "\(server.url)"])
+                continue
+            }
+            let parts = server.hostAndPort.split(separator: ":", omittingEmptySubsequences: false)
+            let port = parts.count > 1 ? UInt16(parts[parts.count - 1]) ?? 3478 : 3478
+            let host = parts.count > 1 ? parts.dropLast().joined(separator: ":") : server.hostAndPort
+            servers += HostResolver.resolve(host: host, port: port).prefix(1)
+        }
+        return servers
+    }
+
+    /// After the endpoint created a resource, a failure ends it: DELETE (errors logged), then close.
+    private func abandon(_ whip: WHIPSession, _ transport: WebRTCTransport) async {
+        transport.close()
+        do {
+            try await client.delete(whip)
+        } catch {
+            logger.warning("DELETE of the WHIP resource failed", metadata: ["error": "\(error)"])
+        }
+        state.withLock { $0.phase = .stopped }
+    }
+
+    private func end(_ session: Session) async {
+        session.pipeline.stop()
+        session.sender.finish()
+        do {
+            try await client.delete(session.whip)
+        } catch {
+            logger.warning("DELETE of the WHIP resource failed", metadata: ["error": "\(error)"])
+        }
+        session.transport.close()
+    }
+}

@@ -1,0 +1,58 @@
+public import CaptureCall
+public import CaptureRTP
+public import CaptureVP8
+import Foundation
+
+/// How a ``WHIPPublisher`` publishes.
+public struct WHIPPublisherConfiguration: Sendable {
+    /// The WHIP endpoint (RFC 9725) to POST the offer to.
+    public var endpoint: URL
+    /// A bearer token for the endpoint, or `nil`.
+    public var bearerToken: String?
+    /// STUN servers the user gave (`stun:host:port`); the endpoint's `Link: rel="ice-server"` headers add more.
+    public var iceServers: [ICEServer]
+    /// The encoder: WebRTC's real-time VP8 settings, start bit rate and frame rate.
+    public var encoder: VP8EncoderConfiguration
+    /// The lowest bit rate REMB or loss may take the encoder to, in kbit/s.
+    public var minBitrateKbps: Int
+    /// The highest, in kbit/s; a REMB above it is capped here.
+    public var maxBitrateKbps: Int
+    /// The largest RTP packet, headers and extensions included.
+    public var maxPacketSize: Int
+    /// Offer RTX and answer NACKs with it (RFC 4588); without it NACKs are only counted.
+    public var retransmission: Bool
+    /// Drop this share of first transmissions on the way out (never retransmissions), reproducibly.
+    public var firstTransmissionLoss: PacketLossSimulator?
+    /// Local addresses to offer as host candidates; `nil` takes every interface that is up (loopback excluded).
+    public var hostAddresses: [SocketAddress]?
+    /// How long ICE and DTLS may take after the answer.
+    public var connectTimeout: Duration
+    /// How long each HTTP request may take.
+    public var httpTimeout: Duration
+    /// The camera's id, the `device` dimension of the sender's metrics.
+    public var metricsDeviceID: String
+
+    /// Creates a configuration.
+    public init(
+        endpoint: URL, bearerToken: String? = nil, iceServers: [ICEServer] = [],
+        encoder: VP8EncoderConfiguration = VP8EncoderConfiguration(), minBitrateKbps: Int = 100,
+        maxBitrateKbps: Int = 2_500, maxPacketSize: Int = 1_200, retransmission: Bool = true,
+        firstTransmissionLoss: PacketLossSimulator? = nil, hostAddresses: [SocketAddress]? = nil,
+        connectTimeout: Duration = .seconds(10), httpTimeout: Duration = .seconds(10),
+        metricsDeviceID: String = "unknown"
+    ) {
+        self.endpoint = endpoint
+        self.bearerToken = bearerToken
+        self.iceServers = iceServers
+        self.encoder = encoder
+        self.minBitrateKbps = minBitrateKbps
+        self.maxBitrateKbps = maxBitrateKbps
+        self.maxPacketSize = maxPacketSize
+        self.retransmission = retransmission
+        self.firstTransmissionLoss = firstTransmissionLoss
+        self.hostAddresses = hostAddresses
+        self.connectTimeout = connectTimeout
+        self.httpTimeout = httpTimeout
+        self.metricsDeviceID = metricsDeviceID
+    }
+}

@@ -1,0 +1,37 @@
+public import CaptureCall
+
+/// What a ``WHIPPublisher`` has done: its transport, ICE, sender and pipeline figures together.
+public struct WHIPPublisherStatistics: Sendable {
+    /// The transport's state (`connected` once DTLS finished).
+    public var transportState: String
+    /// The selected ICE pair, described.
+    public var selectedPair: String?
+    /// ICE's figures.
+    public var ice: ICEStatistics
+    /// The transport's figures (datagrams by kind, media blocked, times to connected).
+    public var transport: WebRTCTransportStatistics
+    /// The RTP sender's figures (packets, NACKs, retransmissions, PLIs, REMB, RTT…), once it exists.
+    public var sender: VideoSenderStatistics?
+    /// The send pipeline's figures (frames encoded, key frames, target bit rate…), once it exists.
+    public var pipeline: SendPipelineStatistics?
+    /// Nanoseconds from ``WHIPPublisher/start()`` to the answer.
+    public var answeredAfterNs: UInt64?
+    /// Nanoseconds from ``WHIPPublisher/start()`` to DTLS connected (media may flow).
+    public var connectedAfterNs: UInt64?
+
+    /// Creates statistics.
+    public init(
+        transportState: String, selectedPair: String?, ice: ICEStatistics, transport: WebRTCTransportStatistics,
+        sender: VideoSenderStatistics?, pipeline: SendPipelineStatistics?, answeredAfterNs: UInt64?,
+        connectedAfterNs: UInt64?
+    ) {
+        self.transportState = transportState
+        self.selectedPair = selectedPair
+        self.ice = ice
+        self.transport = transport
+        self.sender = sender
+        self.pipeline = pipeline
+        self.answeredAfterNs = answeredAfterNs
+        self.connectedAfterNs = connectedAfterNs
+    }
+}

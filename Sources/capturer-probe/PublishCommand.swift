@@ -1,0 +1,240 @@
+import ArgumentParser
+import CaptureCall
+import CaptureCore
+import CaptureRTP
+import CaptureVP8
+import CaptureWebRTC
+import Dispatch
+import Foundation
+import Glibc
+
+extension CapturerProbe {
+    struct Publish: AsyncParsableCommand, ProbeCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Publish the camera over WebRTC to a WHIP endpoint (RFC 9725), e.g. Janus; report ICE, DTLS, "
+                + "NACKs, retransmissions, PLIs, key frames and bit rate; DELETE the session at the end (also on "
+                + "SIGINT and SIGTERM).")
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var source: DeviceOptions
+        @OptionGroup var request: RequestOptions
+
+        @Option(help: ArgumentHelp("The WHIP endpoint URL.", valueName: "URL"))
+        var whip: String
+
+        @Option(help: ArgumentHelp("A bearer token for the endpoint.", valueName: "T"))
+        var token: String?
+
+        @Option(help: ArgumentHelp("VP8 start bit rate in kbit/s (REMB caps it).", valueName: "kbps"))
+        var bitrate = 1_000
+
+        @Option(help: "The device orientation, sent as the video-orientation extension (or applied to the pixels).")
+        var orientation: DeviceOrientation = .unknown
+
+        @Option(
+            name: .customLong("ice-server"),
+            help: ArgumentHelp("A STUN server (stun:host:port); repeat for more.", valueName: "URL"))
+        var iceServers: [String] = []
+
+        @Option(help: "Frames to send (default 300 unless --seconds is given).")
+        var frames: Int?
+
+        @Option(help: "Send for this many seconds instead of a frame count.")
+        var seconds: Double?
+
+        @Option(help: ArgumentHelp("Drop this share of first transmissions (never retransmissions).", valueName: "PCT"))
+        var loss: Double?
+
+        @Option(help: "The seed of --loss, so that a run can be repeated.")
+        var seed: UInt64 = 1
+
+        @Flag(help: "Offer no RTX: NACKs are then only counted (to compare recovery with and without).")
+        var noRetransmission = false
+
+        @Option(help: ArgumentHelp("How long ICE and DTLS may take after the answer.", valueName: "seconds"))
+        var connectTimeout = 10.0
+
+        func validate() throws {
+            guard let url = URL(string: whip), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                url.host != nil
+            else { throw ValidationError("--whip must be an http(s) URL") }
+            if frames != nil, seconds != nil { throw ValidationError("give either --frames or --seconds, not both") }
+            if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+            if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
+            guard (30...100_000).contains(bitrate) else {
+                throw ValidationError("--bitrate must be 30...100000 kbit/s")
+            }
+            if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be 0...100 (percent)") }
+            for server in iceServers where ICEServer(url: server) == nil {
+                throw ValidationError("--ice-server \(server): not a stun:, turn: or turns: URL")
+            }
+            guard connectTimeout > 0, connectTimeout.isFinite else {
+                throw ValidationError("--connect-timeout must be positive")
+            }
+        }
+
+        struct Output: Codable {
+            var schemaVersion = jsonSchemaVersion
+            var whip: String
+            var width: Int
+            var height: Int
+            var fps: Double
+            var orientation: String
+            var answeredMs: Double?
+            var connectedMs: Double?
+            var iceConnectedMs: Double?
+            var dtlsConnectedMs: Double?
+            var selectedPair: String?
+            var framesCaptured: Int
+            var framesEncoded: Int
+            var framesSent: Int
+            var packets: Int
+            var bytes: Int
+            var keyFramesSent: Int
+            var plisReceived: Int
+            var firsReceived: Int
+            var keyFramesRequested: Int
+            var keyFrameRequestsThrottled: Int
+            var nacksReceived: Int
+            var packetsRequested: Int
+            var retransmissions: Int
+            var retransmissionsTooOld: Int
+            var firstTransmissionsDropped: Int
+            var rembsReceived: Int
+            var lastRembKbps: Int
+            var targetBitrateKbps: Int
+            var bitrateKbps: Double
+            var rttMs: Double?
+            var stunIntegrityFailures: Int
+            var mediaBlocked: Int
+            var sendErrors: Int
+        }
+
+        mutating func run() async throws {
+            let resolved = try source.resolve()
+            let selection = try request.select(on: resolved)
+            var encoder = VP8EncoderConfiguration(targetBitrateKbps: bitrate, framerate: max(1, selection.fps))
+            encoder.keyFrameInterval = max(1, Int((max(1, selection.fps) * 10).rounded()))
+            let publisher = WHIPPublisher(
+                configuration: WHIPPublisherConfiguration(
+                    endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
+                    iceServers: iceServers.compactMap { ICEServer(url: $0) }, encoder: encoder,
+                    maxBitrateKbps: max(bitrate, 2_500), retransmission: !noRetransmission,
+                    firstTransmissionLoss: loss.map { PacketLossSimulator(lossPercent: $0, seed: seed) },
+                    connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
+                    metricsDeviceID: resolved.device.id))
+            let interrupted = InterruptFlag()
+            let signals = interrupted.watch([SIGINT, SIGTERM])
+            defer { for source in signals { source.cancel() } }
+
+            let pipeline: SendPipeline
+            do {
+                pipeline = try await publisher.start()
+            } catch {
+                await publisher.stop()
+                throw Self.failure(error)
+            }
+            let limit = seconds == nil ? (frames ?? 300) : Int.max
+            let deadlineNs = MonotonicClock.nowNs() + UInt64((seconds ?? 3_600) * 1e9)
+            let run: CaptureRun
+            do {
+                run = try await CaptureRun.start(
+                    on: resolved, request: request, orientation: orientation, delegate: pipeline)
+            } catch {
+                await publisher.stop()
+                throw error
+            }
+            while (publisher.statistics.sender?.frames ?? 0) < limit, MonotonicClock.nowNs() < deadlineNs,
+                !interrupted.isSet, case .running = run.capturer.captureState
+            {
+                if case .failed = publisher.transportState { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let stopError: (any Error)?
+            do { try await run.stop(); stopError = nil } catch { stopError = error }
+            let statistics = publisher.statistics
+            await publisher.stop()
+            if let stopError { throw stopError }
+
+            let sent = statistics.sender ?? VideoSenderStatistics()
+            let encoded = statistics.pipeline ?? SendPipelineStatistics()
+            let granted = run.configuration.granted
+            let streamSeconds = Double(max(1, sent.frames)) / max(1, granted.fps)
+            let result = Output(
+                whip: whip, width: granted.dimensions.width, height: granted.dimensions.height, fps: granted.fps,
+                orientation: orientation.rawValue, answeredMs: statistics.answeredAfterNs.map(Self.ms),
+                connectedMs: statistics.connectedAfterNs.map(Self.ms),
+                iceConnectedMs: statistics.transport.iceConnectedAfterNs.map(Self.ms),
+                dtlsConnectedMs: statistics.transport.dtlsConnectedAfterNs.map(Self.ms),
+                selectedPair: statistics.selectedPair, framesCaptured: run.capturer.statistics.framesCaptured,
+                framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: sent.packets, bytes: sent.bytes,
+                keyFramesSent: sent.keyFramesSent, plisReceived: sent.plisReceived, firsReceived: sent.firsReceived,
+                keyFramesRequested: sent.keyFramesRequested, keyFrameRequestsThrottled: sent.keyFrameRequestsThrottled,
+                nacksReceived: sent.nacksReceived, packetsRequested: sent.packetsRequested,
+                retransmissions: sent.retransmissions, retransmissionsTooOld: sent.retransmissionsTooOld,
+                firstTransmissionsDropped: sent.firstTransmissionsDropped, rembsReceived: sent.rembsReceived,
+                lastRembKbps: sent.lastRequestedBitrateKbps, targetBitrateKbps: encoded.currentTargetKbps,
+                bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
+                rttMs: sent.roundTripTimeMs.map { $0.rounded(places: 2) },
+                stunIntegrityFailures: statistics.ice.integrityFailures,
+                mediaBlocked: statistics.transport.mediaBlocked,
+                sendErrors: sent.sendErrors)
+            if global.json { try printJSON(result) } else { print(Self.text(result)) }
+        }
+
+        static func ms(_ ns: UInt64) -> Double { (Double(ns) / 1e6).rounded(places: 1) }
+
+        static func failure(_ error: WHIPPublishError) -> ProbeFailure {
+            switch error {
+            case .whip, .unusableAnswer:
+                ProbeFailure(
+                    status: .signallingFailed, message: "\(error)",
+                    hint: "check the WHIP URL and token; the endpoint's status and message are quoted above")
+            case .transport:
+                ProbeFailure(
+                    status: .transportFailed, message: "\(error)",
+                    hint: "the server's candidates must be reachable over UDP from this machine")
+            case .pipeline, .invalidState:
+                ProbeFailure(status: .failure, message: "\(error)")
+            }
+        }
+
+        static func text(_ r: Output) -> String {
+            """
+            whip:        \(r.whip)
+            video:       \(r.width)x\(r.height) at \(Text.fps(r.fps)) fps, orientation \(r.orientation)
+            connect:     answer \(r.answeredMs.map { "\($0) ms" } ?? "-"), ICE \
+            \(r.iceConnectedMs.map { "\($0) ms" } ?? "-"), DTLS \(r.dtlsConnectedMs.map { "\($0) ms" } ?? "-") \
+            (pair \(r.selectedPair ?? "none"))
+            frames:      \(r.framesCaptured) captured, \(r.framesEncoded) encoded, \(r.framesSent) sent
+            RTP:         \(r.packets) packets, \(r.bytes) bytes, \(r.bitrateKbps) kbit/s (target \
+            \(r.targetBitrateKbps), last REMB \(r.lastRembKbps) in \(r.rembsReceived))
+            recovery:    \(r.nacksReceived) NACKs for \(r.packetsRequested) packets, \(r.retransmissions) resent, \
+            \(r.retransmissionsTooOld) too old; \(r.firstTransmissionsDropped) first transmissions dropped on purpose
+            key frames:  \(r.keyFramesSent) sent, \(r.keyFramesRequested) requested (\(r.plisReceived) PLI, \
+            \(r.firsReceived) FIR, \(r.keyFrameRequestsThrottled) within 300 ms)
+            RTT:         \(r.rttMs.map { "\($0) ms" } ?? "unknown")
+            errors:      \(r.sendErrors) send errors, \(r.mediaBlocked) packets with no path, \
+            \(r.stunIntegrityFailures) STUN integrity failures
+            """
+        }
+    }
+}
+
+/// Set by SIGINT or SIGTERM, so that `publish` ends its session (DELETE) instead of dying with it open.
+final class InterruptFlag: Sendable {
+    private let flag = Locked(false)
+
+    var isSet: Bool { flag.withLock { $0 } }
+
+    /// Watches `signals` (ignoring their default action) until the returned sources are cancelled.
+    func watch(_ signals: [Int32]) -> [any DispatchSourceSignal] {
+        signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [flag] in flag.withLock { $0 = true } }
+            source.resume()
+            return source
+        }
+    }
+}
