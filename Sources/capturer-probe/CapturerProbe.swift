@@ -31,7 +31,7 @@ struct CapturerProbe: AsyncParsableCommand {
         version: "1.0.0",
         subcommands: [
             List.self, Formats.self, Controls.self, Select.self, Capture.self, Snapshot.self, Send.self, Receive.self,
-            Publish.self, Monitor.self,
+            Publish.self, Preview.self, Monitor.self,
         ],
         defaultSubcommand: List.self)
 

@@ -51,6 +51,11 @@ public actor PreviewServer {
     /// What the server has answered so far.
     public nonisolated var statistics: PreviewServerStatistics { router.statistics }
 
+    /// Starts listening like ``start(bind:port:)`` and returns the bound port number (the chosen one for port 0).
+    public func listen(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> Int {
+        try await start(bind: host, port: port).port ?? port
+    }
+
     /// Binds `host` (127.0.0.1 by default: this machine only; an interface's address or `0.0.0.0` opens it to the
     /// LAN) and `port` (0 picks a free one) and starts serving; returns the bound address.
     public func start(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> SocketAddress {

@@ -1,0 +1,213 @@
+public import CaptureCall
+public import CaptureCore
+public import CaptureRTP
+public import CaptureVP8
+import Foundation
+public import Logging
+
+/// The preview's WebRTC side: one ``SendPipeline`` (capture once, encode once) whose frames go to every viewer that
+/// POSTs a WHEP offer, each over its own ICE/DTLS-SRTP transport and sender.
+///
+/// We answer, so our ICE agent is controlled (a full agent: it answers checks and checks back) and we take the DTLS
+/// server's role (`a=setup:passive`), as Janus does for its publishers. A viewer's transport connects in the
+/// background after the answer; once DTLS is up its sender joins the fan-out and a key frame is requested, so a
+/// viewer joining mid-stream sees a picture at once. A viewer that fails to connect, or whose consent is lost, is
+/// removed and counted.
+public final class PreviewSession: WHEPSessionHandler {
+    struct Viewer {
+        let transport: WebRTCTransport
+        var sender: VideoSender?
+    }
+
+    struct State {
+        var viewers: [String: Viewer] = [:]
+        var started = 0
+        var failed = 0
+        var nextID = 1
+    }
+
+    /// The pipeline to give the capturer as its delegate.
+    public let pipeline: SendPipeline
+    let fanout: ViewerFanout
+    let state = Locked(State())
+    let hostAddresses: [SocketAddress]?
+    let maxPacketSize: Int
+    let maxViewers: Int
+    let logger: Logger
+    /// The frame size and rate the capture runs at, and the device orientation's rotation (for the page's figures).
+    let figuresBase: Locked<PreviewFigures>
+
+    /// Creates the session and its pipeline.
+    ///
+    /// - Parameters:
+    ///   - encoder: The shared encoder's settings.
+    ///   - hostAddresses: The addresses to offer as host candidates (`nil`: every interface that is up).
+    ///   - maxViewers: Viewers beyond this are refused with 503.
+    public init(
+        encoder: VP8EncoderConfiguration, hostAddresses: [SocketAddress]? = nil, maxPacketSize: Int = 1_200,
+        maxViewers: Int = 16, logger: Logger = Logger(label: "capture.webrtc.preview")
+    ) throws(CaptureError) {
+        let fanout = ViewerFanout()
+        self.fanout = fanout
+        pipeline = try SendPipeline(
+            configuration: SendPipelineConfiguration(encoder: encoder, minBitrateKbps: 100, maxBitrateKbps: 2_500),
+            sinks: [fanout], logger: logger)
+        self.hostAddresses = hostAddresses
+        self.maxPacketSize = maxPacketSize
+        self.maxViewers = maxViewers
+        self.logger = logger
+        figuresBase = Locked(PreviewFigures(fps: encoder.framerate))
+    }
+
+    /// Sets what the page shows about the capture (size, rate, rotation).
+    public func describeCapture(width: Int, height: Int, fps: Double, rotation: Int) {
+        figuresBase.withLock {
+            $0.width = width
+            $0.height = height
+            $0.fps = fps
+            $0.rotation = rotation
+        }
+    }
+
+    /// Answers a viewer's offer; its transport connects in the background.
+    public func answer(
+        offer: String, remote: String
+    ) async throws(WHEPRequestError) -> (
+        answer: String, viewerID: String
+    ) {
+        let parsed = try ViewerOffer(parsing: offer)
+        guard state.withLock({ $0.viewers.count }) < maxViewers else {
+            throw .serviceUnavailable("\(maxViewers) viewers are watching already")
+        }
+        let fingerprint: DTLSFingerprint
+        do {
+            fingerprint = try DTLSFingerprint(sdpValue: parsed.fingerprint)
+        } catch {
+            throw .badRequest("a=fingerprint \(parsed.fingerprint): \(error)")
+        }
+        // An offer that says `passive` wants to be the DTLS server; otherwise (actpass, active) we are.
+        let role: DTLSRole = parsed.setup == "passive" ? .client : .server
+        let transport: WebRTCTransport
+        do {
+            transport = try WebRTCTransport(
+                configuration: WebRTCTransport.Configuration(
+                    role: .controlled, hostAddresses: hostAddresses, mtu: maxPacketSize),
+                logger: logger)
+        } catch {
+            throw .serviceUnavailable("cannot open the viewer's transport: \(error)")
+        }
+        let candidates = parsed.candidates.compactMap { try? ICECandidate(parsing: $0) }.filter(\.isUsable)
+        transport.start(
+            remote: WebRTCTransport.Remote(
+                credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
+                candidates: candidates, fingerprint: fingerprint, dtlsRole: role))
+        let ssrc = UInt32.random(in: 1...UInt32.max)
+        let rtxSSRC = UInt32.random(in: 1...UInt32.max)
+        let cname = "capturer-preview"
+        let answer = ViewerAnswer(
+            offer: parsed, iceCredentials: transport.localCredentials,
+            fingerprint: transport.certificate.fingerprint, setup: role == .server ? "passive" : "active",
+            ssrc: ssrc, rtxSSRC: rtxSSRC, cname: cname,
+            candidates: transport.localCandidates.map(\.sdpAttributeValue)
+        ).render()
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            let id = "v\(state.nextID)-\(UInt32.random(in: 0...UInt32.max))"
+            state.viewers[id] = Viewer(transport: transport)
+            state.started += 1
+            return id
+        }
+        let packetizer = RTPPacketizerConfiguration(
+            maxPacketSize: maxPacketSize, payloadType: parsed.payloadType, ssrc: ssrc,
+            videoOrientationExtensionID: parsed.extensionIDs[PublishOffer.videoOrientationExtensionURI],
+            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid)
+        let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
+        Task { [weak self] in
+            await self?.connect(
+                id: id, transport: transport, packetizer: packetizer, retransmission: retransmission, cname: cname)
+        }
+        return (answer, id)
+    }
+
+    /// Waits for a viewer's DTLS, then adds its sender to the fan-out and asks for a key frame.
+    func connect(
+        id: String, transport: WebRTCTransport, packetizer: RTPPacketizerConfiguration,
+        retransmission: RetransmissionConfiguration, cname: String
+    ) async {
+        let keys: DTLSSRTPKeys
+        do {
+            keys = try await transport.connected(timeout: .seconds(20))
+        } catch {
+            logger.warning("viewer did not connect", metadata: ["viewer": "\(id)", "error": "\(error)"])
+            _ = await end(viewerID: id, failed: true)
+            return
+        }
+        let sender: VideoSender
+        do {
+            sender = try VideoSender(
+                configuration: VideoSenderConfiguration(
+                    remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
+                    srtp: keys.local, remoteSRTP: keys.remote, retransmission: retransmission,
+                    metricsDeviceID: "preview"),
+                transport: transport, logger: logger)
+        } catch {
+            logger.warning("viewer's sender failed", metadata: ["viewer": "\(id)", "error": "\(error)"])
+            _ = await end(viewerID: id, failed: true)
+            return
+        }
+        transport.setRTCPHandler { buffer, length in sender.receiveRTCP(buffer, length: length) }
+        sender.attach(to: pipeline)
+        let stillThere = state.withLock { state -> Bool in
+            guard state.viewers[id] != nil else { return false }
+            state.viewers[id]?.sender = sender
+            return true
+        }
+        guard stillThere else {
+            sender.finish()
+            return
+        }
+        fanout.add(sender, id: id)
+        pipeline.requestKeyFrame(reason: .pictureLossIndication)
+        logger.info("viewer connected", metadata: ["viewer": "\(id)"])
+    }
+
+    /// Ends a viewer: its sender leaves the fan-out (RTCP BYE) and its transport closes.
+    public func end(viewerID: String) async -> Bool {
+        await end(viewerID: viewerID, failed: false)
+    }
+
+    func end(viewerID: String, failed: Bool) async -> Bool {
+        guard
+            let viewer = state.withLock({ state -> Viewer? in
+                if failed { state.failed += 1 }
+                return state.viewers.removeValue(forKey: viewerID)
+            })
+        else { return false }
+        _ = fanout.remove(id: viewerID)
+        viewer.sender?.finish()
+        viewer.transport.close()
+        return true
+    }
+
+    /// Ends every viewer and stops the pipeline.
+    public func stop() async {
+        let ids = state.withLock { Array($0.viewers.keys) }
+        for id in ids { _ = await end(viewerID: id) }
+        pipeline.stop()
+    }
+
+    /// Viewers started and failed so far, and watching now.
+    public var viewerCounts: (started: Int, failed: Int, watching: Int) {
+        state.withLock { ($0.started, $0.failed, $0.viewers.count) }
+    }
+
+    /// The figures the page polls: the capture's, the viewers', the bit rate and the best RTT.
+    public func figures() async -> PreviewFigures {
+        var figures = figuresBase.withLock { $0 }
+        let senders = fanout.all.values.map(\.statistics)
+        figures.viewers = senders.count
+        figures.bitrateKbps = Double(pipeline.statistics.currentTargetKbps)
+        figures.rttMs = senders.compactMap(\.roundTripTimeMs).min()
+        return figures
+    }
+}
