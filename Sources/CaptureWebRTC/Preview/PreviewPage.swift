@@ -246,9 +246,35 @@ public enum PreviewPage {
           if (pc) pc.close();
         }
 
+        // With ?snapshot=1 the summary carries a PNG of what the page shows (the picture and its figures), drawn on a
+        // canvas: headless Chromium's own --screenshot cannot wait for live video.
+        function snapshot() {
+          const width = Math.max(video.videoWidth, 480), lines = [
+            "size " + state.width + "x" + state.height + "   fps " + state.fps + "   bit rate " +
+              state.bitrateKbps + " kbit/s   rotation " + state.rotation + "°   RTT " + state.rttMs + " ms",
+            "frames decoded " + state.framesDecoded + "   freezes " + state.freezeCount + "   packets lost " +
+              state.packetsLost,
+            "stamped frames " + state.stamps.frames + " (out of order " + state.stamps.outOfOrder + ", repeated " +
+              state.stamps.repeated + ")   glass to glass p50 " + state.latencyMs.p50 + " ms, p95 " +
+              state.latencyMs.p95 + " ms",
+          ];
+          const shot = document.createElement("canvas");
+          shot.width = width;
+          shot.height = video.videoHeight + 24 * lines.length + 16;
+          const g = shot.getContext("2d");
+          g.fillStyle = "#111";
+          g.fillRect(0, 0, shot.width, shot.height);
+          g.drawImage(video, 0, 0);
+          g.fillStyle = "#eee";
+          g.font = "15px sans-serif";
+          lines.forEach((line, index) => g.fillText(line, 8, video.videoHeight + 24 * (index + 1)));
+          return shot.toDataURL("image/png");
+        }
+
         async function finish() {
           await sample().catch((error) => { state.error = state.error || String(error); });
           state.done = true;
+          if (query.get("snapshot") === "1" && video.videoWidth > 0) state.snapshot = snapshot();
           const summary = JSON.stringify(state);
           if (reportURL) {
             await fetch(reportURL, { method: "POST", mode: "no-cors", headers: { "Content-Type": "text/plain" },
