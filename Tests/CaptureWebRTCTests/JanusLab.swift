@@ -111,9 +111,30 @@ struct JanusLab: Sendable {
         }
     }
 
+    /// Publishes headless Chromium's fake camera (640x480) to the WHIP endpoint (room 1234) from the publisher
+    /// namespace for `seconds` after its first sent frame: a reference publisher to check the lab with.
+    func chromiumPublish(seconds: Int) async throws -> ViewerResult {
+        let result = try await ExternalProcess.run(Self.script, ["publish", runDirectory.path, "", "\(seconds)"])
+        let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+        do {
+            return try JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8))
+        } catch {
+            throw LabFailure(description: "publisher gave no result (\(result.status)): \(result.stderrText)")
+        }
+    }
+
     /// Whether the viewer's PeerConnection is up (`view` creates this marker), to start a publisher after it.
     func waitForViewer(timeout: Duration = .seconds(60)) async throws -> Bool {
-        let marker = runDirectory.appendingPathComponent("viewer-connected").path
+        try await waitForMarker("viewer-connected", timeout: timeout)
+    }
+
+    /// Whether `chromiumPublish`'s PeerConnection is up.
+    func waitForPublisher(timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await waitForMarker("publisher-connected", timeout: timeout)
+    }
+
+    private func waitForMarker(_ name: String, timeout: Duration) async throws -> Bool {
+        let marker = runDirectory.appendingPathComponent(name).path
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if FileManager.default.fileExists(atPath: marker) { return true }
@@ -175,6 +196,18 @@ struct ViewerResult: Decodable, Sendable {
         var jitter: Double
     }
 
+    /// The outbound-rtp figures (`mode=whip-publish`).
+    struct Outbound: Decodable, Sendable {
+        var framesEncoded: Int
+        var framesSent: Int
+        var frameWidth: Int
+        var frameHeight: Int
+        var packetsSent: Int
+        var nackCount: Int
+        var pliCount: Int
+        var retransmittedPacketsSent: Int
+    }
+
     /// Milliseconds since the page loaded.
     struct Timing: Decodable, Sendable {
         var offerMs: Double?
@@ -189,6 +222,8 @@ struct ViewerResult: Decodable, Sendable {
     var error: String?
     /// The received video's figures.
     var inbound: Inbound?
+    /// The sent video's figures (`mode=whip-publish`).
+    var outbound: Outbound?
     /// The `<video>` element's size.
     var videoWidth: Int?
     /// The `<video>` element's size.
