@@ -1,0 +1,291 @@
+import CaptureTestSupport
+import Foundation
+import Testing
+
+/// The real-peer lab of `Scripts/webrtc-peers`: Janus 1.1.2 (VideoRoom room 1234, Streaming mountpoint 99 for plain
+/// RTP VP8, Admin API) and simple-whip-server in the network namespace `cap-sfu` (10.77.0.1), a publisher namespace
+/// `cap-pub` (10.77.0.2) on the other end of a veth pair, and headless Chromium as the viewer.
+///
+/// Use it through `JanusLab.run(test:_:)`, which brings the lab up, runs the body and always brings it down again. The
+/// namespaces are machine-wide, so the labs of one test process run one at a time.
+struct JanusLab: Sendable {
+    /// The run folder: Janus's config and log, simple-whip-server's log, the viewers' logs and results.
+    let runDirectory: URL
+    /// The `key=value` lines `lab-up` printed (whip_url, janus_url, admin_url, admin_secret, rtp_target, ...).
+    let values: [String: String]
+
+    /// The WHIP endpoint (simple-whip-server, publishing into room 1234).
+    var whipURL: String? { values["whip_url"] }
+    /// Janus's HTTP API.
+    var janusURL: String? { values["janus_url"] }
+    /// Janus's Admin API.
+    var adminURL: String? { values["admin_url"] }
+    /// Where plain RTP VP8 for the Streaming mountpoint goes, `HOST:PORT`.
+    var rtpTarget: String? { values["rtp_target"] }
+    /// The Streaming mountpoint's id.
+    var streamingID: String? { values["streaming_id"] }
+
+    /// The lab script.
+    static let script = Fixtures.packageRoot.appendingPathComponent("Scripts/webrtc-peers").path
+
+    /// Why the lab cannot run on this machine, or `nil`.
+    static func unavailableReason() -> String? {
+        if getuid() != 0 { return "the lab needs root (network namespaces); run the tests as root" }
+        for tool in ["ip", "bash", "python3", "node"] where ExternalProcess.which(tool) == nil {
+            return "\(tool) is not installed"
+        }
+        return nil
+    }
+
+    /// Prints the loud skip note the suites use.
+    static func skip(_ test: String, _ reason: String) {
+        print("SKIPPED (\(test)): \(reason)")
+    }
+
+    /// Brings a lab up, runs `body` with it and brings it down again (also when `body` throws). Skips loudly (prints
+    /// and returns without running `body`) when the lab cannot run here: not root, or janus/chromium/simple-whip-server
+    /// cannot be installed.
+    static func run(test: String, _ body: (JanusLab) async throws -> Void) async throws {
+        if let reason = unavailableReason() { return skip(test, reason) }
+        await LabLock.shared.acquire()
+        do {
+            try await runLocked(test: test, body)
+            await LabLock.shared.release()
+        } catch {
+            await LabLock.shared.release()
+            throw error
+        }
+    }
+
+    private static func runLocked(test: String, _ body: (JanusLab) async throws -> Void) async throws {
+        let install = try await ExternalProcess.run(script, ["install"])
+        guard install.status == 0 else {
+            return skip(test, "janus, chromium or simple-whip-server could not be installed: \(install.stderrText)")
+        }
+        let runDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("janus-lab-\(UUID().uuidString)")
+        let up = try await ExternalProcess.run(script, ["lab-up", runDirectory.path])
+        guard up.status == 0 else {
+            Issue.record("lab-up failed (\(up.status)): \(up.stderrText)")
+            return
+        }
+        let lab = JanusLab(runDirectory: runDirectory, values: parseKeyValues(up.stdoutText))
+        do {
+            try await body(lab)
+        } catch {
+            await lab.down()
+            throw error
+        }
+        await lab.down()
+        try? FileManager.default.removeItem(at: runDirectory)
+    }
+
+    /// Stops everything `lab-up` started and deletes the namespaces; the run folder stays for a failed test's logs.
+    func down() async {
+        let result = try? await ExternalProcess.run(Self.script, ["lab-down", runDirectory.path])
+        if result?.status != 0 { print("janus lab: lab-down failed: \(result?.stderrText ?? "not run")") }
+    }
+
+    /// Parses `key=value` lines (other lines are ignored).
+    static func parseKeyValues(_ text: String) -> [String: String] {
+        var values: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return values
+    }
+
+    /// Runs the headless Chromium viewer (`Fixtures/webrtc/viewer.html`) with `query` (for example
+    /// `"mode=streaming&id=99&idle=2"`) for at most `seconds` after its first decoded frame, and decodes its result.
+    /// With `adminSnapshot`, the Admin API is read 1 s after the first frame (see `adminSnapshot(of:)`).
+    func view(query: String, seconds: Int, adminSnapshot: URL? = nil) async throws -> ViewerResult {
+        var arguments = ["view", runDirectory.path, query, "\(seconds)"]
+        if let adminSnapshot { arguments += ["--admin", adminSnapshot.path] }
+        let result = try await ExternalProcess.run(Self.script, arguments)
+        let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+        do {
+            return try JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8))
+        } catch {
+            throw LabFailure(description: "viewer gave no result (\(result.status)): \(result.stderrText)")
+        }
+    }
+
+    /// Publishes headless Chromium's fake camera (640x480) to the WHIP endpoint (room 1234) from the publisher
+    /// namespace for `seconds` after its first sent frame: a reference publisher to check the lab with.
+    func chromiumPublish(seconds: Int) async throws -> ViewerResult {
+        let result = try await ExternalProcess.run(Self.script, ["publish", runDirectory.path, "", "\(seconds)"])
+        let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+        do {
+            return try JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8))
+        } catch {
+            throw LabFailure(description: "publisher gave no result (\(result.status)): \(result.stderrText)")
+        }
+    }
+
+    /// Whether the viewer's PeerConnection is up (`view` creates this marker), to start a publisher after it.
+    func waitForViewer(timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await waitForMarker("viewer-connected", timeout: timeout)
+    }
+
+    /// Whether `chromiumPublish`'s PeerConnection is up.
+    func waitForPublisher(timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await waitForMarker("publisher-connected", timeout: timeout)
+    }
+
+    private func waitForMarker(_ name: String, timeout: Duration) async throws -> Bool {
+        let marker = runDirectory.appendingPathComponent(name).path
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if FileManager.default.fileExists(atPath: marker) { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// Runs `executable arguments…` in the publisher namespace (10.77.0.2).
+    func publish(_ executable: String, _ arguments: [String]) async throws -> ExternalProcess.Result {
+        try await ExternalProcess.run(Self.script, ["exec-pub", executable] + arguments)
+    }
+
+    /// Janus's handles right now, from the Admin API.
+    func admin() async throws -> [JanusHandle] {
+        let result = try await ExternalProcess.run(Self.script, ["admin", runDirectory.path])
+        guard result.status == 0 else { throw LabFailure(description: "admin failed: \(result.stderrText)") }
+        return try Self.decodeHandles(result.stdout)
+    }
+
+    /// The handles of an Admin API snapshot written by `view(query:seconds:adminSnapshot:)`.
+    static func adminSnapshot(of file: URL) throws -> [JanusHandle] {
+        try decodeHandles(Data(contentsOf: file))
+    }
+
+    private static func decodeHandles(_ data: Data) throws -> [JanusHandle] {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try String(decoding: data, as: UTF8.self).split(separator: "\n").map {
+            try decoder.decode(JanusHandle.self, from: Data($0.utf8))
+        }
+    }
+}
+
+/// A lab step that failed.
+struct LabFailure: Error, CustomStringConvertible {
+    /// What went wrong.
+    let description: String
+}
+
+/// The JSON the viewer page posts: `getStats()` figures of the video it received.
+struct ViewerResult: Decodable, Sendable {
+    /// The inbound-rtp figures.
+    struct Inbound: Decodable, Sendable {
+        var framesDecoded: Int
+        var framesReceived: Int
+        var framesDropped: Int
+        var keyFramesDecoded: Int
+        var frameWidth: Int
+        var frameHeight: Int
+        var framesPerSecond: Double
+        var freezeCount: Int
+        var totalFreezesDuration: Double
+        var nackCount: Int
+        var pliCount: Int
+        var firCount: Int
+        var packetsReceived: Int
+        var packetsLost: Int
+        var jitter: Double
+    }
+
+    /// The outbound-rtp figures (`mode=whip-publish`).
+    struct Outbound: Decodable, Sendable {
+        var framesEncoded: Int
+        var framesSent: Int
+        var frameWidth: Int
+        var frameHeight: Int
+        var packetsSent: Int
+        var nackCount: Int
+        var pliCount: Int
+        var retransmittedPacketsSent: Int
+    }
+
+    /// Milliseconds since the page loaded.
+    struct Timing: Decodable, Sendable {
+        var offerMs: Double?
+        var iceConnectedMs: Double?
+        var firstFrameMs: Double?
+        var endMs: Double?
+    }
+
+    /// Whether the page saw a decoded frame and watched for its time.
+    var ok: Bool
+    /// What went wrong, when not `ok`.
+    var error: String?
+    /// The received video's figures.
+    var inbound: Inbound?
+    /// The sent video's figures (`mode=whip-publish`).
+    var outbound: Outbound?
+    /// The `<video>` element's size.
+    var videoWidth: Int?
+    /// The `<video>` element's size.
+    var videoHeight: Int?
+    /// Frames decoded per second from the first to the last received frame.
+    var averageFps: Double?
+    /// When things happened.
+    var timing: Timing?
+    /// The page's progress lines.
+    var events: [String]?
+}
+
+/// One Janus handle from the Admin API (`Scripts/webrtc-peers admin`).
+struct JanusHandle: Decodable, Sendable {
+    /// One m-line's counters.
+    struct Medium: Decodable, Sendable {
+        var mid: String?
+        var type: String?
+        var codec: String?
+        var inPackets: Int?
+        var outPackets: Int?
+        var nacksSent: Int?
+        var nacksReceived: Int?
+        var retransmissionsReceived: Int?
+        var lost: Int?
+        var lostByRemote: Int?
+    }
+
+    /// `janus.plugin.streaming`, `janus.plugin.videoroom`.
+    var plugin: String?
+    /// `ready` once connected.
+    var iceState: String?
+    /// For example `10.77.0.1:20371 [host,udp] <-> 10.77.0.2:49590 [prflx,udp]`.
+    var selectedPair: String?
+    /// `connected` once the handshake is done.
+    var dtlsState: String?
+    /// The m-lines.
+    var media: [Medium]
+}
+
+/// Lets one lab run at a time in this process (the namespaces are machine-wide).
+actor LabLock {
+    /// The process's lock.
+    static let shared = LabLock()
+    private var held = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Waits until the lock is free and takes it.
+    func acquire() async {
+        if !held {
+            held = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Hands the lock to the next waiter, or frees it.
+    func release() {
+        if waiters.isEmpty {
+            held = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}
