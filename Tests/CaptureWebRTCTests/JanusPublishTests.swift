@@ -1,0 +1,139 @@
+import CaptureTestSupport
+import Foundation
+import Testing
+
+/// `capturer-probe publish` (our WebRTC publisher, in the publisher namespace) into Janus's VideoRoom over WHIP
+/// (simple-whip-server), watched by headless Chromium subscribed to the room: what a conference server and a browser
+/// make of our ICE, DTLS-SRTP, RTP, RTX, PLI and orientation.
+@Suite("Janus VideoRoom: capturer-probe publish over WHIP (real peers)", .serialized)
+struct JanusPublishTests {
+    /// The publisher's report (`capturer-probe publish --json`).
+    struct PublishReport: Decodable {
+        var width: Int
+        var height: Int
+        var fps: Double
+        var framesSent: Int
+        var keyFramesSent: Int
+        var plisReceived: Int
+        var nacksReceived: Int
+        var packetsRequested: Int
+        var retransmissions: Int
+        var firstTransmissionsDropped: Int
+        var rembsReceived: Int
+        var connectedMs: Double?
+        var selectedPair: String?
+        var sendErrors: Int
+    }
+
+    /// One publish run with a Chromium subscriber: the viewer waits for the publisher's feed, so it joins mid-stream.
+    static func publishAndWatch(
+        _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil
+    ) async throws -> (PublishReport, ViewerResult, ExternalProcess.Result) {
+        let whip = try #require(lab.whipURL)
+        async let viewing = lab.view(
+            query: "mode=videoroom&room=1234&idle=2", seconds: 30, adminSnapshot: adminSnapshot)
+        let run = try await lab.publish(
+            probe,
+            [
+                "publish", "--whip", whip, "--target", "640x480", "--fps-limit", "30", "--seconds", "\(seconds)",
+                "--json",
+            ]
+                + extra)
+        let viewer = try await viewing
+        #expect(run.status == 0, "capturer-probe publish: \(run.stderrText.suffix(2_000))")
+        let report = try JSONDecoder().decode(PublishReport.self, from: run.stdout)
+        return (report, viewer, run)
+    }
+
+    static func describe(_ name: String, _ report: PublishReport, _ viewer: ViewerResult) -> String {
+        let inbound = viewer.inbound
+        return "\(name): sent \(report.framesSent) frames \(report.width)x\(report.height) (connected after "
+            + "\(report.connectedMs ?? -1) ms, \(report.keyFramesSent) key frames, \(report.plisReceived) PLIs, "
+            + "\(report.nacksReceived) NACKs, \(report.retransmissions) resent of \(report.firstTransmissionsDropped) "
+            + "dropped); Chromium decoded \(inbound?.framesDecoded ?? 0) \(viewer.videoWidth ?? 0)x"
+            + "\(viewer.videoHeight ?? 0) at \(viewer.averageFps ?? 0) fps, first frame \(viewer.timing?.firstFrameMs ?? -1)"
+            + " ms, freezes \(inbound?.freezeCount ?? -1), NACKs \(inbound?.nackCount ?? -1), PLIs \(inbound?.pliCount ?? -1)"
+    }
+
+    @Test("Chromium decodes ≥ 95 % of what we send, at the sent size; a viewer joining mid-stream gets a key frame")
+    func decodesWhatWePublish() async throws {
+        let test = "Janus VideoRoom: Chromium decodes capturer-probe publish"
+        guard let probe = JanusStreamingTests.probe else {
+            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        }
+        try await JanusLab.run(test: test) { lab in
+            let (report, viewer, _) = try await Self.publishAndWatch(lab, probe: probe, seconds: 8)
+            print(Self.describe("publish", report, viewer))
+            #expect(viewer.ok, "viewer: \(viewer.error ?? "") \(viewer.events ?? [])")
+            let inbound = try #require(viewer.inbound)
+            #expect(inbound.frameWidth == 640 && inbound.frameHeight == 480)
+            #expect(viewer.videoWidth == 640 && viewer.videoHeight == 480)
+            // The rate Chromium decoded at, against the rate we sent at: ≥ 95 %.
+            let sentFps = Double(report.framesSent) / 8
+            #expect((viewer.averageFps ?? 0) >= 0.95 * sentFps, "decoded \(viewer.averageFps ?? 0) fps of \(sentFps)")
+            #expect(inbound.freezeCount == 0)
+            // The key-frame interval is 10 s and the run 8 s: the viewer decodes only because Janus's PLI on its
+            // joining made our next frame a key frame, and it did so at once.
+            #expect(report.plisReceived >= 1)
+            #expect(report.keyFramesSent >= 2)
+            #expect(inbound.keyFramesDecoded >= 1)
+            #expect(report.sendErrors == 0)
+            #expect(report.rembsReceived >= 1, "Janus's REMB (the room's bit rate) reached us")
+        }
+    }
+
+    @Test("with --orientation portrait, Chromium shows the picture upright (taller than wide)")
+    func portraitIsUpright() async throws {
+        let test = "Janus VideoRoom: portrait orientation"
+        guard let probe = JanusStreamingTests.probe else {
+            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        }
+        try await JanusLab.run(test: test) { lab in
+            let (report, viewer, _) = try await Self.publishAndWatch(
+                lab, probe: probe, seconds: 5, extra: ["--orientation", "portrait"])
+            print(Self.describe("portrait", report, viewer))
+            #expect(viewer.ok)
+            let width = try #require(viewer.videoWidth)
+            let height = try #require(viewer.videoHeight)
+            #expect(height > width, "the <video> element is \(width)x\(height)")
+        }
+    }
+
+    @Test("--loss 5: Janus's NACKs are answered and Chromium keeps ≥ 90 % of its frame rate; without RTX it does not")
+    func lossRecovery() async throws {
+        let test = "Janus VideoRoom: loss recovery"
+        guard let probe = JanusStreamingTests.probe else {
+            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        }
+        try await JanusLab.run(test: test) { lab in
+            let (clean, cleanViewer, _) = try await Self.publishAndWatch(lab, probe: probe, seconds: 8)
+            print(Self.describe("no loss", clean, cleanViewer))
+            let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("janus-admin-\(UUID()).jsonl")
+            defer { try? FileManager.default.removeItem(at: snapshot) }
+            let (lossy, lossyViewer, _) = try await Self.publishAndWatch(
+                lab, probe: probe, seconds: 8, extra: ["--loss", "5", "--seed", "7"], adminSnapshot: snapshot)
+            print(Self.describe("loss 5 %, RTX", lossy, lossyViewer))
+            let (bare, bareViewer, _) = try await Self.publishAndWatch(
+                lab, probe: probe, seconds: 8, extra: ["--loss", "5", "--seed", "7", "--no-retransmission"])
+            print(Self.describe("loss 5 %, no RTX", bare, bareViewer))
+
+            #expect(lossy.firstTransmissionsDropped > 0)
+            #expect(lossy.nacksReceived > 0)
+            #expect(lossy.retransmissions * 10 >= lossy.firstTransmissionsDropped * 8, "most dropped packets resent")
+            let publisher = try JanusLab.adminSnapshot(of: snapshot).first { ($0.media.first?.inPackets ?? 0) > 0 }
+            let medium = publisher?.media.first
+            print("janus admin (publisher): \(String(describing: medium))")
+            // Janus 1.1.2 counts the NACKs of a publisher's stream under nacks_received (its "NACKs for this m-line").
+            #expect(max(medium?.nacksSent ?? 0, medium?.nacksReceived ?? 0) > 0, "Janus's Admin API shows NACKs")
+            #expect((medium?.retransmissionsReceived ?? 0) > 0, "Janus's Admin API shows retransmissions received")
+            let cleanFps = try #require(cleanViewer.averageFps)
+            let lossyFps = try #require(lossyViewer.averageFps)
+            let bareFps = try #require(bareViewer.averageFps)
+            #expect(lossyFps >= 0.9 * cleanFps, "with RTX: \(lossyFps) fps against \(cleanFps) without loss")
+            #expect(lossyViewer.inbound?.freezeCount == 0)
+            #expect(bare.retransmissions == 0)
+            let bareSuffers = bareFps < 0.9 * cleanFps || (bareViewer.inbound?.freezeCount ?? 0) > 0
+            #expect(bareSuffers, "without RTX: \(bareFps) fps, \(bareViewer.inbound?.freezeCount ?? 0) freezes")
+        }
+    }
+}
