@@ -1,0 +1,106 @@
+import CaptureTestSupport
+import Foundation
+
+/// Headless Chromium opening a page that POSTs its summary to a report URL (the preview page's `?report=`), with
+/// `Scripts/viewer-server.py` (standard-library Python) as the report's receiver and, when asked, as a server of
+/// another origin.
+enum HeadlessChromium {
+    /// Chromium's binary, or `nil`.
+    static let binary = ["chromium", "chromium-browser", "google-chrome"].lazy.compactMap(ExternalProcess.which).first
+
+    /// Why a page cannot be run here, or `nil` when it can.
+    static func unavailableReason() -> String? {
+        if binary == nil { return "chromium is not installed (Scripts/webrtc-peers install)" }
+        if ExternalProcess.which("python3") == nil { return "python3 is not installed" }
+        if ExternalProcess.which("timeout") == nil { return "coreutils' timeout is not installed" }
+        return nil
+    }
+
+    /// The preview page's summary (`window.previewState`).
+    struct PreviewReport: Decodable {
+        struct Stamps: Decodable {
+            var frames: Int
+            var outOfOrder: Int
+            var repeated: Int
+            var skipped: Int
+            var invalid: Int
+        }
+        struct Latency: Decodable {
+            var count: Int
+            var p50: Double?
+            var p95: Double?
+        }
+        var status: String
+        var error: String?
+        var width: Int
+        var height: Int
+        var fps: Double
+        var framesDecoded: Int
+        var freezeCount: Int
+        var packetsLost: Int
+        var rotation: Int?
+        var rttMs: Double?
+        var stamps: Stamps
+        var latencyMs: Latency
+    }
+
+    /// Opens the URL `page(origin)` builds (`origin` is the receiver's `http://127.0.0.1:PORT`, which also serves
+    /// `servedPage` at `/` when given) and returns the summary the page POSTs to `origin + "/result"`; the page's PNG
+    /// snapshot (its `snapshot` field) goes to `screenshot`.
+    static func run(
+        page: (String) -> String, servedPage: URL? = nil, timeoutSeconds: Int = 60, screenshot: URL? = nil
+    ) async throws -> PreviewReport {
+        guard let chromium = binary else { throw Failure(description: "chromium is not installed") }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let ready = scratch.appendingPathComponent("ready")
+        var serverArguments = [
+            Fixtures.packageRoot.appendingPathComponent("Scripts/viewer-server.py").path, "--port", "0", "--ready",
+            ready.path, "--timeout", "\(timeoutSeconds)",
+        ]
+        if let servedPage { serverArguments += ["--page", servedPage.path] }
+        if let screenshot { serverArguments += ["--screenshot", screenshot.path] }
+        let server = Task { try await ExternalProcess.run("python3", serverArguments) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var port: String?
+        while port == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            port =
+                (try? String(contentsOf: ready, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                .nilIfEmpty
+        }
+        guard let port else { throw Failure(description: "viewer-server.py did not start") }
+        let profile = scratch.appendingPathComponent("profile").path
+        let url = page("http://127.0.0.1:\(port)")
+        let browser = Task {
+            try await ExternalProcess.run(
+                "timeout",
+                [
+                    "-s", "KILL", "\(timeoutSeconds + 15)", chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--no-first-run", "--user-data-dir=\(profile)", "--allow-loopback-in-peer-connection",
+                    "--autoplay-policy=no-user-gesture-required", url,
+                ])
+        }
+        let received = try await server.value
+        // Chromium stays up after the page reported: end it (and its helpers, which share the profile argument).
+        _ = try? await ExternalProcess.run("pkill", ["-KILL", "-f", profile])
+        _ = try? await browser.value
+        let line = received.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+        do {
+            return try JSONDecoder().decode(PreviewReport.self, from: Data(line.utf8))
+        } catch {
+            throw Failure(
+                description: "no summary from the page (\(received.status)): \(received.stderrText.suffix(1_500))")
+        }
+    }
+
+    /// A page run that failed.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}
