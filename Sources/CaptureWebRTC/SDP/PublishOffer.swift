@@ -1,0 +1,182 @@
+import CaptureRTP
+
+/// The SDP offer a WHIP publisher POSTs (RFC 9725 §4.2): one sendonly VP8 video section over
+/// `UDP/TLS/RTP/SAVPF`, bundled, rtcp-mux only, with declared SSRCs (Janus drops RTP from SSRCs it cannot map) and,
+/// unless ``rtx`` is `nil`, an RFC 4588 retransmission stream.
+///
+/// ICE credentials, the DTLS fingerprint and candidates are plain strings in their SDP form, so any ICE/DTLS
+/// implementation can fill them in. ``render()`` writes CRLF line ends (simple-whip-server's regexes need them).
+public struct PublishOffer: Sendable, Hashable, Codable {
+    /// The RTP header extension URI of the media identification (`mid`) extension (RFC 8843).
+    public static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    /// The RTP header extension URI of coordination of video orientation (3GPP TS 26.114).
+    public static let videoOrientationExtensionURI = "urn:3gpp:video-orientation"
+    /// The RTP header extension URI of the transport-wide sequence number used by transport-cc feedback.
+    public static let transportWideCCExtensionURI =
+        "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+    /// The RTCP feedback offered for VP8 by default, in this order.
+    public static let defaultRTCPFeedback = ["goog-remb", "transport-cc", "ccm fir", "nack", "nack pli"]
+
+    /// The RTP header extension ids to offer; `nil` leaves an extension out.
+    public struct HeaderExtensionIDs: Sendable, Hashable, Codable {
+        /// The id of ``PublishOffer/midExtensionURI`` (1 by default).
+        public var mid: UInt8?
+        /// The id of ``PublishOffer/videoOrientationExtensionURI`` (2 by default).
+        public var videoOrientation: UInt8?
+        /// The id of ``PublishOffer/transportWideCCExtensionURI`` (3 by default).
+        public var transportWideCC: UInt8?
+
+        /// Creates the set of ids.
+        public init(mid: UInt8? = 1, videoOrientation: UInt8? = 2, transportWideCC: UInt8? = 3) {
+            self.mid = mid
+            self.videoOrientation = videoOrientation
+            self.transportWideCC = transportWideCC
+        }
+    }
+
+    /// The RFC 4588 retransmission stream: its payload type and SSRC.
+    public struct Retransmission: Sendable, Hashable, Codable {
+        /// The RTX payload type (97 by default), associated with the VP8 one by `a=fmtp:<pt> apt=<vp8>`.
+        public var payloadType: UInt8
+        /// The RTX SSRC, paired with the media SSRC by `a=ssrc-group:FID`.
+        public var ssrc: UInt32
+
+        /// Creates the retransmission parameters.
+        public init(payloadType: UInt8 = 97, ssrc: UInt32) {
+            self.payloadType = payloadType
+            self.ssrc = ssrc
+        }
+    }
+
+    /// Our ICE username fragment (`a=ice-ufrag`).
+    public var iceUfrag: String
+    /// Our ICE password (`a=ice-pwd`).
+    public var icePassword: String
+    /// Our certificate's fingerprint as `a=fingerprint` carries it: `"sha-256 AB:CD:…"`.
+    public var fingerprint: String
+    /// The MediaStream id (`a=msid-semantic`, `a=msid`, `a=ssrc:… msid:`).
+    public var streamID: String
+    /// The MediaStreamTrack id.
+    public var trackID: String
+    /// The RTCP CNAME (`a=ssrc:<ssrc> cname:`).
+    public var cname: String
+    /// The media SSRC.
+    public var ssrc: UInt32
+    /// The VP8 payload type (96 by default).
+    public var payloadType: UInt8
+    /// The retransmission stream, or `nil` to offer no RTX (no rtx payload type, no FID group).
+    public var rtx: Retransmission?
+    /// The media identification (`a=mid`, `a=group:BUNDLE`), `"0"` by default.
+    public var mid: String
+    /// The RTP header extensions and their ids.
+    public var extensionIDs: HeaderExtensionIDs
+    /// The `a=rtcp-fb` values for the VP8 payload type.
+    public var rtcpFeedback: [String]
+    /// Candidate attribute values known at offer time (`"1 1 udp 2130706431 10.0.0.1 5000 typ host"`); when not
+    /// empty they are written with `a=end-of-candidates` (non-trickle). Empty: candidates are trickled later.
+    public var candidates: [String]
+    /// The nominal frame rate (`a=framerate`), or `nil`.
+    public var framerate: Double?
+    /// The `o=` session id.
+    public var sessionID: UInt64
+
+    /// Creates an offer configuration.
+    public init(
+        iceUfrag: String, icePassword: String, fingerprint: String, streamID: String, trackID: String,
+        cname: String, ssrc: UInt32, payloadType: UInt8 = 96, rtx: Retransmission?, mid: String = "0",
+        extensionIDs: HeaderExtensionIDs = HeaderExtensionIDs(),
+        rtcpFeedback: [String] = PublishOffer.defaultRTCPFeedback, candidates: [String] = [],
+        framerate: Double? = nil, sessionID: UInt64 = 0
+    ) {
+        self.iceUfrag = iceUfrag
+        self.icePassword = icePassword
+        self.fingerprint = fingerprint
+        self.streamID = streamID
+        self.trackID = trackID
+        self.cname = cname
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+        self.rtx = rtx
+        self.mid = mid
+        self.extensionIDs = extensionIDs
+        self.rtcpFeedback = rtcpFeedback
+        self.candidates = candidates
+        self.framerate = framerate
+        self.sessionID = sessionID
+    }
+
+    /// The offer as a session description.
+    public func makeDescription() -> SessionDescription {
+        typealias Attribute = SessionDescription.Attribute
+        let pt = String(payloadType)
+        var formats = [pt]
+        if let rtx { formats.append(String(rtx.payloadType)) }
+        var attributes: [Attribute] = [
+            Attribute("rtcp", "9 IN IP4 0.0.0.0"),
+            Attribute("ice-ufrag", iceUfrag),
+            Attribute("ice-pwd", icePassword),
+            Attribute("fingerprint", fingerprint),
+            Attribute("setup", "actpass"),
+            Attribute("mid", mid),
+        ]
+        let extensions: [(UInt8?, String)] = [
+            (extensionIDs.mid, Self.midExtensionURI),
+            (extensionIDs.videoOrientation, Self.videoOrientationExtensionURI),
+            (extensionIDs.transportWideCC, Self.transportWideCCExtensionURI),
+        ]
+        for case (let id?, let uri) in extensions { attributes.append(Attribute("extmap", "\(id) \(uri)")) }
+        attributes += [
+            Attribute("sendonly"),
+            Attribute("msid", "\(streamID) \(trackID)"),
+            Attribute("rtcp-mux"),
+            Attribute("rtcp-mux-only"),
+            Attribute("rtcp-rsize"),
+            Attribute("rtpmap", "\(pt) VP8/90000"),
+        ]
+        attributes += rtcpFeedback.map { Attribute("rtcp-fb", "\(pt) \($0)") }
+        if let rtx {
+            attributes.append(Attribute("rtpmap", "\(rtx.payloadType) rtx/90000"))
+            attributes.append(Attribute("fmtp", "\(rtx.payloadType) apt=\(pt)"))
+            attributes.append(Attribute("ssrc-group", "FID \(ssrc) \(rtx.ssrc)"))
+        }
+        for source in [ssrc] + (rtx.map { [$0.ssrc] } ?? []) {
+            attributes.append(Attribute("ssrc", "\(source) cname:\(cname)"))
+            attributes.append(Attribute("ssrc", "\(source) msid:\(streamID) \(trackID)"))
+        }
+        if let framerate { attributes.append(Attribute("framerate", Self.format(framerate))) }
+        if !candidates.isEmpty {
+            attributes += candidates.map { Attribute("candidate", Self.candidateValue($0)) }
+            attributes.append(Attribute("end-of-candidates"))
+        }
+        let media = SessionDescription.Media(
+            media: "video", port: 9, proto: "UDP/TLS/RTP/SAVPF", formats: formats,
+            connection: SessionDescription.Connection(addressType: "IP4", address: "0.0.0.0"),
+            attributes: attributes)
+        return SessionDescription(
+            origin: SessionDescription.Origin(
+                sessionID: sessionID, sessionVersion: 2, addressType: "IP4", address: "127.0.0.1"),
+            sessionName: "-",
+            attributes: [
+                Attribute("group", "BUNDLE \(mid)"),
+                Attribute("extmap-allow-mixed"),
+                Attribute("msid-semantic", " WMS \(streamID)"),
+                Attribute("ice-options", "trickle"),
+            ],
+            media: [media])
+    }
+
+    /// The offer as SDP text with CRLF line ends, ready to POST as `application/sdp`.
+    public func render() -> String { makeDescription().render() }
+
+    /// A candidate attribute value without a leading `candidate:` (both spellings are accepted).
+    static func candidateValue(_ candidate: String) -> String {
+        let prefixes = ["a=candidate:", "candidate:"]
+        for prefix in prefixes where candidate.hasPrefix(prefix) { return String(candidate.dropFirst(prefix.count)) }
+        return candidate
+    }
+
+    /// A frame rate without a needless ".0".
+    private static func format(_ rate: Double) -> String {
+        rate == rate.rounded() && abs(rate) < 1e9 ? String(Int(rate)) : String(rate)
+    }
+}
