@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""A WHIP endpoint for tests (Python 3 standard library only).
+
+    whip-test-server.py --answer FILE [--port 0] [--slow SECONDS]
+
+Prints the bound port on the first line of stdout, then serves until killed. The behaviour is chosen by path:
+
+  POST /whip/ok             201, body = the answer file, relative Location (/whip/resource/ok-<n>), ETag,
+                            Accept-Patch, two Link headers (the second with two comma-separated ice-servers).
+                            406 unless Content-Type is exactly application/sdp (like simple-whip-server).
+  POST /whip/redirect       307 to /whip/ok (relative Location).
+  POST /whip/redirect-loop  307 to itself.
+  POST /whip/forbidden      403 with a two-line body.
+  POST /whip/error          500 with a body.
+  POST /whip/garbage        201 with a Location but a body that is not SDP.
+  POST /whip/slow           sleeps --slow seconds (default 5) before answering.
+  PATCH /whip/resource/*    204; 415 unless Content-Type is exactly application/trickle-ice-sdpfrag;
+                            412 if If-Match is present and differs from the resource's ETag.
+  DELETE /whip/resource/*   200.
+  GET /log                  the requests so far (method, path, headers, body) as JSON; not itself logged.
+
+Every other request gets 404 (and is logged).
+"""
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOG = []
+LOG_LOCK = threading.Lock()
+COUNTER = [0]
+
+
+def make_handler(answer, slow):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format, *args):  # keep stderr quiet
+            pass
+
+        def record(self, body):
+            with LOG_LOCK:
+                LOG.append({
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": [[k, v] for k, v in self.headers.items()],
+                    "body": body.decode("utf-8", "replace"),
+                })
+
+        def read_body(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length > 0 else b""
+
+        def reply(self, status, body=b"", headers=()):
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            if status != 204:  # RFC 9110 §8.6: no Content-Length in a 204
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if body:
+                self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path == "/log":
+                with LOG_LOCK:
+                    body = json.dumps(LOG).encode()
+                self.reply(200, body, [("Content-Type", "application/json")])
+                return
+            self.record(b"")
+            self.reply(404)
+
+        def do_POST(self):
+            body = self.read_body()
+            self.record(body)
+            path = self.path
+            with LOG_LOCK:
+                COUNTER[0] += 1
+                n = COUNTER[0]
+            if path == "/whip/ok":
+                if self.headers.get("Content-Type") != "application/sdp":
+                    self.reply(406, b"Unsupported content type\n")
+                    return
+                self.reply(201, answer, [
+                    ("Content-Type", "application/sdp"),
+                    ("Location", "/whip/resource/ok-%d" % n),
+                    ("ETag", '"etag-%d"' % n),
+                    ("Accept-Patch", "application/trickle-ice-sdpfrag"),
+                    ("Link", '<stun:stun.example.net:3478>; rel="ice-server"'),
+                    ("Link", '<turn:turn.example.net:3478?transport=udp>; rel="ice-server"; username="user";'
+                             ' credential="pass, word"; credential-type="password", '
+                             '<turns:turn.example.net:5349>; rel="ice-server"; username="u2"; credential="c2"'),
+                ])
+            elif path == "/whip/redirect":
+                self.reply(307, b"", [("Location", "ok")])
+            elif path == "/whip/redirect-loop":
+                self.reply(307, b"", [("Location", "/whip/redirect-loop")])
+            elif path == "/whip/forbidden":
+                self.reply(403, b"Unauthorized: bad token\nsecond line\n", [("Content-Type", "text/plain")])
+            elif path == "/whip/error":
+                self.reply(500, b"Internal error: Janus is down\n", [("Content-Type", "text/plain")])
+            elif path == "/whip/garbage":
+                self.reply(201, b"<html>this is not SDP</html>\n", [
+                    ("Content-Type", "application/sdp"),
+                    ("Location", "/whip/resource/garbage-%d" % n),
+                ])
+            elif path == "/whip/slow":
+                time.sleep(slow)
+                self.reply(201, answer, [("Location", "/whip/resource/slow-%d" % n)])
+            else:
+                self.reply(404)
+
+        def do_PATCH(self):
+            body = self.read_body()
+            self.record(body)
+            if not self.path.startswith("/whip/resource/"):
+                self.reply(404)
+            elif self.headers.get("Content-Type") != "application/trickle-ice-sdpfrag":
+                self.reply(415, b"Unsupported media type\n")
+            else:
+                expected = '"etag-%s"' % self.path.rsplit("-", 1)[-1]
+                match = self.headers.get("If-Match")
+                if match is not None and match != expected:
+                    self.reply(412, b"Precondition failed\n")
+                else:
+                    self.reply(204)
+
+        def do_DELETE(self):
+            self.record(self.read_body())
+            if self.path.startswith("/whip/resource/"):
+                self.reply(200)
+            else:
+                self.reply(404)
+
+    return Handler
+
+
+def main():
+    parser = argparse.ArgumentParser(description="A WHIP endpoint for tests.")
+    parser.add_argument("--answer", required=True, help="the SDP answer file to serve")
+    parser.add_argument("--port", type=int, default=0, help="the port (0: any free port)")
+    parser.add_argument("--slow", type=float, default=5.0, help="seconds /whip/slow waits")
+    arguments = parser.parse_args()
+    # A test runner may spawn us with SIGTERM/SIGINT blocked (the mask is inherited): unblock them so that
+    # Process.terminate() stops the server.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    with open(arguments.answer, "rb") as file:
+        answer = file.read()
+    server = ThreadingHTTPServer(("127.0.0.1", arguments.port), make_handler(answer, arguments.slow))
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+import CaptureTestSupport
+import CaptureWebRTC
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `Scripts/whip-test-server.py` run with python3 on a free port, for one test; ``stop()`` kills it.
+final class WHIPTestServer: @unchecked Sendable {
+    /// One request the server received.
+    struct LoggedRequest: Decodable, Sendable {
+        var method: String
+        var path: String
+        var headers: [[String]]
+        var body: String
+
+        /// Every value of the header `name` (case-insensitive).
+        func header(_ name: String) -> [String] {
+            headers.filter { $0.count == 2 && $0[0].lowercased() == name.lowercased() }.map { $0[1] }
+        }
+    }
+
+    enum StartError: Error { case noPort(String) }
+
+    static let python3 = ExternalProcess.which("python3")
+
+    let port: Int
+    private let process: Process
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// Starts the server and waits for the port it prints.
+    static func start(slowSeconds: Double = 5) async throws -> WHIPTestServer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python3 ?? "/usr/bin/python3")
+        process.arguments = [
+            Fixtures.packageRoot.appendingPathComponent("Scripts/whip-test-server.py").path,
+            "--answer", Fixtures.url("webrtc/janus-videoroom-answer.sdp").path, "--port", "0",
+            "--slow", String(slowSeconds),
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let handle = output.fileHandleForReading
+        // The blocking read happens on its own thread, never on the cooperative pool.
+        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            Thread {
+                var data = Data()
+                while !data.contains(0x0A) {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    data += chunk
+                }
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }.start()
+        }
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), port > 0 else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw StartError.noPort(line)
+        }
+        return WHIPTestServer(process: process, port: port)
+    }
+
+    /// Runs `body` with a fresh server and always stops it.
+    static func with(slowSeconds: Double = 5, _ body: (WHIPTestServer) async throws -> Void) async throws {
+        let server = try await start(slowSeconds: slowSeconds)
+        do {
+            try await body(server)
+        } catch {
+            server.stop()
+            throw error
+        }
+        server.stop()
+    }
+
+    func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// The requests the server has received so far.
+    func log() async throws -> [LoggedRequest] {
+        let (data, _) = try await URLSession.shared.data(from: url("/log"))
+        return try JSONDecoder().decode([LoggedRequest].self, from: data)
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        // SIGKILL: SIGTERM may be blocked in the child (it inherits the spawning thread's signal mask).
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite(
+    .enabled(
+        if: WHIPTestServer.python3 != nil,
+        "python3 is not on PATH: the WHIP client tests need it to run Scripts/whip-test-server.py"),
+    .timeLimit(.minutes(1))
+)
+struct WHIPClientTests {
+    static let offer = PublishOfferTests.offer().render()
+
+    @Test func publishesTrickesAndDeletesThroughARedirect() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/redirect"), bearerToken: "s3cret")
+            let session = try await client.publish(offer: Self.offer)
+            #expect(session.endpointURL == server.url("/whip/ok"))
+            #expect(session.resourceURL.absoluteString.hasPrefix(server.url("/whip/resource/ok-").absoluteString))
+            #expect(session.etag?.hasPrefix("\"etag-") == true)
+            #expect(session.acceptPatch == TrickleFragment.contentType)
+            #expect(session.answer.setup == .active)
+            #expect(session.answer.candidates.count == 1)
+            #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")))
+            #expect(
+                session.iceServers == [
+                    try #require(ICEServer(url: "stun:stun.example.net:3478")),
+                    try #require(
+                        ICEServer(
+                            url: "turn:turn.example.net:3478?transport=udp", username: "user",
+                            credential: "pass, word")),
+                    try #require(ICEServer(url: "turns:turn.example.net:5349", username: "u2", credential: "c2")),
+                ])
+
+            let fragment = TrickleFragment(
+                iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
+                candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
+            try await client.trickle(fragment, session: session)
+            try await client.delete(session)
+
+            let log = try await server.log()
+            #expect(log.map(\.method) == ["POST", "POST", "PATCH", "DELETE"])
+            #expect(log.map(\.path).prefix(2) == ["/whip/redirect", "/whip/ok"])
+            for request in log { #expect(request.header("Authorization") == ["Bearer s3cret"]) }
+            for post in log.prefix(2) {
+                #expect(post.header("Content-Type") == ["application/sdp"])
+                #expect(post.header("Accept") == ["application/sdp"])
+                #expect(post.body == Self.offer)
+            }
+            let patch = log[2]
+            #expect(patch.path == session.resourceURL.path)
+            #expect(patch.header("Content-Type") == ["application/trickle-ice-sdpfrag"])
+            #expect(patch.header("If-Match") == [session.etag ?? "?"])
+            #expect(patch.body == fragment.render())
+            #expect(log[3].path == session.resourceURL.path)
+        }
+    }
+
+    @Test func forbiddenQuotesStatusAndFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/forbidden"), bearerToken: "wrong")
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 403, firstLine: "Unauthorized: bad token")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func serverErrorQuotesStatusAndFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/error"))
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: Janus is down")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.first?.header("Authorization") == [])
+        }
+    }
+
+    @Test func garbageAnswerIsAnErrorAndTheResourceIsDeleted() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/garbage"), bearerToken: "t")
+            await #expect {
+                _ = try await client.publish(offer: Self.offer)
+            } throws: { error in
+                guard case .invalidAnswer(.malformedSDP, resourceDeleted: true) = error as? WHIPError else {
+                    return false
+                }
+                return true
+            }
+            let log = try await server.log()
+            #expect(log.map(\.method) == ["POST", "DELETE"])
+            #expect(log.last?.path.hasPrefix("/whip/resource/garbage-") == true)
+            #expect(log.last?.header("Authorization") == ["Bearer t"])
+        }
+    }
+
+    @Test func slowServerTimesOut() async throws {
+        try await WHIPTestServer.with(slowSeconds: 20) { server in
+            let client = WHIPClient(endpoint: server.url("/whip/slow"), timeout: .milliseconds(700))
+            let start = ContinuousClock.now
+            await #expect {
+                _ = try await client.publish(offer: Self.offer)
+            } throws: { error in
+                guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
+                return true
+            }
+            #expect(ContinuousClock.now - start < .seconds(10))
+        }
+    }
+
+    @Test func redirectLoopStopsAtTheLimit() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/redirect-loop"), maximumRedirects: 3)
+            await #expect(throws: WHIPError.tooManyRedirects(3)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.count == 4)
+        }
+    }
+
+    @Test func trickleWithAStaleETagReportsTheStatus() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/ok"))
+            var session = try await client.publish(offer: Self.offer)
+            session.etag = "\"stale\""
+            let fragment = TrickleFragment(iceUfrag: "u", icePassword: "p", candidates: [], endOfCandidates: true)
+            await #expect(throws: WHIPError.httpStatus(method: "PATCH", status: 412, firstLine: "Precondition failed"))
+            {
+                try await client.trickle(fragment, session: session)
+            }
+            try await client.delete(session)
+        }
+    }
+
+    @Test func unreachableAndNonHTTPEndpoints() async throws {
+        let ftp = try #require(URL(string: "ftp://127.0.0.1/whip"))
+        await #expect(throws: WHIPError.invalidURL("ftp://127.0.0.1/whip")) {
+            _ = try await WHIPClient(endpoint: ftp).publish(offer: Self.offer)
+        }
+        // A port nothing listens on: the server is started and stopped to find one.
+        let server = try await WHIPTestServer.start()
+        server.stop()
+        await #expect {
+            _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
+        } throws: { error in
+            guard case .transport(method: "POST", _, _) = error as? WHIPError else { return false }
+            return true
+        }
+    }
+}
+
+@Suite struct WHIPLinkHeaderTests {
+    @Test func parsesSeveralHeadersAndCommaSeparatedLinks() {
+        let servers = ICEServer.parse(linkHeaders: [
+            "<stun:stun.example.net>; rel=\"ice-server\"",
+            "<turn:t.example.net:3478?transport=tcp>; rel=\"ice-server\"; username=\"a;b\"; credential=\"c,d\", "
+                + "<https://example.net/doc>; rel=\"help\", <turns:t.example.net>; rel=ice-server; username=u",
+        ])
+        #expect(servers.map(\.scheme) == [.stun, .turn, .turns])
+        #expect(servers[1].username == "a;b")
+        #expect(servers[1].credential == "c,d")
+        #expect(servers[1].credentialType == "password")
+        #expect(servers[1].hostAndPort == "t.example.net:3478")
+        #expect(servers[2].username == "u")
+        #expect(servers[2].credential == nil)
+    }
+
+    @Test func skipsMalformedLinksAndOtherSchemes() {
+        #expect(WHIPLinkHeader.parse("no brackets; rel=x").isEmpty)
+        #expect(ICEServer.parse(linkHeaders: ["<http://x>; rel=\"ice-server\""]).isEmpty)
+        #expect(ICEServer(url: "stun:") == nil)
+        let link = WHIPLinkHeader.parse("<urn:ietf:params:whip:ext:example>; rel=\"urn:ietf:params:whip:ext:example\"")
+        #expect(link.first?.relations == ["urn:ietf:params:whip:ext:example"])
+    }
+}
