@@ -103,7 +103,9 @@ extension CapturerProbe {
             var rembsReceived: Int
             var lastRembKbps: Int
             var targetBitrateKbps: Int
+            var lossBasedEstimateKbps: Int?
             var bitrateKbps: Double
+            var lastFiveSecondsKbps: Double?
             var rttMs: Double?
             var stunIntegrityFailures: Int
             var mediaBlocked: Int
@@ -144,12 +146,25 @@ extension CapturerProbe {
                 await publisher.stop()
                 throw error
             }
+            // (time, bytes sent) samples of the last five seconds, for the rate the stream settled at.
+            var recent: [(ns: UInt64, bytes: Int)] = []
             while (publisher.statistics.sender?.frames ?? 0) < limit, MonotonicClock.nowNs() < deadlineNs,
                 !interrupted.isSet, case .running = run.capturer.captureState
             {
                 if case .failed = publisher.transportState { break }
-                try await Task.sleep(for: .milliseconds(20))
+                let nowNs = MonotonicClock.nowNs()
+                recent.append((nowNs, publisher.statistics.sender?.bytes ?? 0))
+                recent.removeAll { nowNs &- $0.ns > 5_000_000_000 }
+                try await Task.sleep(for: .milliseconds(100))
             }
+            let window =
+                recent.last.flatMap { last in
+                    recent.first.map { first -> Double? in
+                        let seconds = Double(last.ns &- first.ns) / 1e9
+                        return seconds >= 2
+                            ? (Double(last.bytes - first.bytes) * 8 / 1_000 / seconds).rounded(places: 1) : nil
+                    }
+                } ?? nil
             let stopError: (any Error)?
             do { try await run.stop(); stopError = nil } catch { stopError = error }
             let statistics = publisher.statistics
@@ -174,8 +189,9 @@ extension CapturerProbe {
                 retransmissions: sent.retransmissions, retransmissionsTooOld: sent.retransmissionsTooOld,
                 firstTransmissionsDropped: sent.firstTransmissionsDropped, rembsReceived: sent.rembsReceived,
                 lastRembKbps: sent.lastRequestedBitrateKbps, targetBitrateKbps: encoded.currentTargetKbps,
+                lossBasedEstimateKbps: sent.lossBasedEstimateKbps,
                 bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
-                rttMs: sent.roundTripTimeMs.map { $0.rounded(places: 2) },
+                lastFiveSecondsKbps: window, rttMs: sent.roundTripTimeMs.map { $0.rounded(places: 2) },
                 stunIntegrityFailures: statistics.ice.integrityFailures,
                 mediaBlocked: statistics.transport.mediaBlocked,
                 sendErrors: sent.sendErrors)

@@ -23,15 +23,18 @@ struct JanusPublishTests {
         var connectedMs: Double?
         var selectedPair: String?
         var sendErrors: Int
+        var targetBitrateKbps: Int
+        var lossBasedEstimateKbps: Int?
+        var lastFiveSecondsKbps: Double?
     }
 
     /// One publish run with a Chromium subscriber: the viewer waits for the publisher's feed, so it joins mid-stream.
     static func publishAndWatch(
-        _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil
+        _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil, idle: Int = 2
     ) async throws -> (PublishReport, ViewerResult, ExternalProcess.Result) {
         let whip = try #require(lab.whipURL)
         async let viewing = lab.view(
-            query: "mode=videoroom&room=1234&idle=2", seconds: 30, adminSnapshot: adminSnapshot)
+            query: "mode=videoroom&room=1234&idle=\(idle)", seconds: 40, adminSnapshot: adminSnapshot)
         let run = try await lab.publish(
             probe,
             [
@@ -134,6 +137,36 @@ struct JanusPublishTests {
             #expect(bare.retransmissions == 0)
             let bareSuffers = bareFps < 0.9 * cleanFps || (bareViewer.inbound?.freezeCount ?? 0) > 0
             #expect(bareSuffers, "without RTX: \(bareFps) fps, \(bareViewer.inbound?.freezeCount ?? 0) freezes")
+        }
+    }
+
+    @Test("a 500 kbit/s link (tc tbf): the sent rate settles under the cap by the loss it causes; Chromium decodes")
+    func rateCap() async throws {
+        let test = "Janus VideoRoom: 500 kbit/s link"
+        guard let probe = JanusStreamingTests.probe else {
+            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        }
+        guard ExternalProcess.which("tc") != nil else { return JanusLab.skip(test, "tc (iproute2) is not installed") }
+        try await JanusLab.run(test: test) { lab in
+            let namespace = try #require(lab.values["pub_ns"])
+            let device = namespace.replacingOccurrences(of: "-pub", with: "pub0")
+            let shaped = try await lab.publish(
+                "tc",
+                ["qdisc", "add", "dev", device, "root", "tbf", "rate", "500kbit", "burst", "32kb", "latency", "400ms"])
+            #expect(shaped.status == 0, "tc: \(shaped.stderrText)")
+            let (report, viewer, _) = try await Self.publishAndWatch(
+                lab, probe: probe, seconds: 20, extra: ["--bitrate", "1500"], idle: 8)
+            print(
+                Self.describe("500 kbit/s link", report, viewer) + "; encoder target \(report.targetBitrateKbps), "
+                    + "loss-based estimate \(report.lossBasedEstimateKbps ?? -1), last 5 s \(report.lastFiveSecondsKbps ?? -1) kbit/s"
+            )
+            print("500 kbit/s link: viewer events \(viewer.events ?? [])")
+            let settled = try #require(report.lastFiveSecondsKbps)
+            #expect(settled < 500, "the last five seconds went out at \(settled) kbit/s")
+            #expect(viewer.ok)
+            // The first seconds overfill the link (1.5 Mbit/s into 0.5) and freeze the picture until the rate comes
+            // down; then it plays again: at least a third of the run's frames decoded.
+            #expect((viewer.inbound?.framesDecoded ?? 0) > report.framesSent / 3, "Chromium keeps decoding")
         }
     }
 }

@@ -88,7 +88,7 @@ extension VideoSender {
                 $0.statistics.lastRequestedBitrateKbps = kbps
             }
             metrics.received(.bitrateRequest(kbps: kbps))
-            _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .receiverEstimate)
+            applyCeiling(kbps, reason: .receiverEstimate)
         case .temporaryMaximumBitrateRequest(_, let entries):
             guard let entry = entries.first(where: { $0.ssrc == ssrc }) else { return }
             let kbps = Int(clamping: entry.bitrate / 1_000)
@@ -97,7 +97,7 @@ extension VideoSender {
                 $0.statistics.lastRequestedBitrateKbps = kbps
             }
             metrics.received(.bitrateRequest(kbps: kbps))
-            _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: .temporaryMaximum)
+            applyCeiling(kbps, reason: .temporaryMaximum)
         case .genericNACK(_, let mediaSSRC, let entries) where mediaSSRC == ssrc:
             metrics.received(.nack)
             retransmit(entries)
@@ -135,7 +135,35 @@ extension VideoSender {
                 return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
             }
             metrics.received(.report(fractionLost: Double(block.fractionLost) / 256, roundTripNs: rttNs))
+            if configuration.lossBasedRateControl { applyLoss(Double(block.fractionLost) / 256) }
         }
+    }
+
+    /// A REMB or TMMBR: the rate becomes it, or the loss-based estimate when that is lower.
+    private func applyCeiling(_ kbps: Int, reason: BitrateChangeReason) {
+        let target = state.withLock { state -> Int in
+            state.requestedCeilingKbps = kbps
+            guard configuration.lossBasedRateControl, let estimate = state.lossEstimator.estimateKbps else {
+                return kbps
+            }
+            return min(kbps, estimate)
+        }
+        _ = pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: target, reason: reason)
+    }
+
+    /// A receiver report's loss: the loss-based estimate moves, and the rate follows it under the ceiling.
+    private func applyLoss(_ fractionLost: Double) {
+        guard let pipeline = pipeline.withLock({ $0.pipeline }) else { return }
+        let current = pipeline.statistics.currentTargetKbps
+        let target = state.withLock { state -> Int? in
+            guard
+                let estimate = state.lossEstimator.update(
+                    fractionLost: fractionLost, currentKbps: current, nowNs: MonotonicClock.nowNs())
+            else { return nil }
+            state.statistics.lossBasedEstimateKbps = estimate
+            return state.requestedCeilingKbps.map { min($0, estimate) } ?? estimate
+        }
+        if let target, target != current { _ = pipeline.setTargetBitrate(kbps: target, reason: .senderEstimate) }
     }
 
     /// Sends a compound RTCP packet: a sender report (NTP↔RTP mapping, packet and octet counts) and SDES with the

@@ -34,6 +34,10 @@ public final class VideoSender: EncodedFrameSink {
         var finished = false
         /// When the last PLI or FIR was passed to the pipeline (monotonic), for the 300 ms rate limit.
         var lastKeyFrameRequestNs: UInt64?
+        /// The loss-based estimate (with ``VideoSenderConfiguration/lossBasedRateControl``).
+        var lossEstimator = LossBasedBitrateEstimator()
+        /// The last REMB or TMMBR, a ceiling over the loss-based estimate.
+        var requestedCeilingKbps: Int?
     }
 
     /// What the encoder thread uses (``consume(_:)``, ``finish()``) and NACK answers share; behind a lock taken once

@@ -21,6 +21,9 @@ public struct VideoSenderConfiguration: Sendable {
     /// Answer generic NACKs from a history of sent packets (RTX when it has a payload type), or `nil` to only count
     /// them.
     public var retransmission: RetransmissionConfiguration?
+    /// Steer the encoder by the loss receivers report too (``LossBasedBitrateEstimator``: WebRTC's classic rule),
+    /// with REMB and TMMBR as a ceiling over it; off, only REMB and TMMBR set the rate.
+    public var lossBasedRateControl: Bool
     /// Drops this share of first transmissions on the way out, never retransmissions, reproducibly (the kernel's
     /// netem is not always available): exercises the receiver's NACKs and our answers. `nil` drops nothing.
     public var firstTransmissionLoss: PacketLossSimulator?
@@ -33,8 +36,10 @@ public struct VideoSenderConfiguration: Sendable {
         remote: SocketAddress, rtcpMux: Bool = false, packetizer: RTPPacketizerConfiguration = .init(),
         cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil,
         remoteSRTP: SRTPKeyingMaterial? = nil, retransmission: RetransmissionConfiguration? = nil,
-        firstTransmissionLoss: PacketLossSimulator? = nil, metricsDeviceID: String = "unknown"
+        firstTransmissionLoss: PacketLossSimulator? = nil, lossBasedRateControl: Bool = false,
+        metricsDeviceID: String = "unknown"
     ) {
+        self.lossBasedRateControl = lossBasedRateControl
         self.remote = remote
         self.rtcpMux = rtcpMux
         self.packetizer = packetizer

@@ -37,6 +37,8 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var retransmissionsUnknown = 0
     /// First transmissions dropped on purpose by ``VideoSenderConfiguration/firstTransmissionLoss``.
     public var firstTransmissionsDropped = 0
+    /// The loss-based estimate in kbit/s (with loss-based rate control; `nil` before the first report).
+    public var lossBasedEstimateKbps: Int?
     /// The last bit rate a REMB or TMMBR asked for, in kbit/s (0 before any).
     public var lastRequestedBitrateKbps = 0
     /// Receiver reports (report blocks about our SSRC) received.

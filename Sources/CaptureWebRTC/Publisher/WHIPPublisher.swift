@@ -138,7 +138,7 @@ public final class WHIPPublisher: Sendable {
                 configuration: VideoSenderConfiguration(
                     remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
                     srtp: keys.local, remoteSRTP: keys.remote, retransmission: retransmission,
-                    firstTransmissionLoss: configuration.firstTransmissionLoss,
+                    firstTransmissionLoss: configuration.firstTransmissionLoss, lossBasedRateControl: true,
                     metricsDeviceID: configuration.metricsDeviceID),
                 transport: transport, logger: logger)
             // Without the orientation extension the frame is rotated upright before encoding, so that the far end
