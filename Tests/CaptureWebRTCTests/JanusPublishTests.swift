@@ -28,6 +28,14 @@ struct JanusPublishTests {
         var lastFiveSecondsKbps: Double?
     }
 
+    /// Runs `body` in a fresh lab with the built `capturer-probe`, or says loudly why the test is skipped.
+    static func withLab(_ test: String, _ body: (JanusLab, String) async throws -> Void) async throws {
+        guard let probe = JanusStreamingTests.probe else {
+            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        }
+        try await JanusLab.run(test: test) { lab in try await body(lab, probe) }
+    }
+
     /// One publish run with a Chromium subscriber: the viewer waits for the publisher's feed, so it joins mid-stream.
     static func publishAndWatch(
         _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil, idle: Int = 2
@@ -60,11 +68,7 @@ struct JanusPublishTests {
 
     @Test("Chromium decodes ≥ 95 % of what we send, at the sent size; a viewer joining mid-stream gets a key frame")
     func decodesWhatWePublish() async throws {
-        let test = "Janus VideoRoom: Chromium decodes capturer-probe publish"
-        guard let probe = JanusStreamingTests.probe else {
-            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
-        }
-        try await JanusLab.run(test: test) { lab in
+        try await Self.withLab("Janus VideoRoom: Chromium decodes capturer-probe publish") { lab, probe in
             let (report, viewer, _) = try await Self.publishAndWatch(lab, probe: probe, seconds: 8)
             print(Self.describe("publish", report, viewer))
             #expect(viewer.ok, "viewer: \(viewer.error ?? "") \(viewer.events ?? [])")
@@ -87,11 +91,7 @@ struct JanusPublishTests {
 
     @Test("with --orientation portrait, Chromium shows the picture upright (taller than wide)")
     func portraitIsUpright() async throws {
-        let test = "Janus VideoRoom: portrait orientation"
-        guard let probe = JanusStreamingTests.probe else {
-            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
-        }
-        try await JanusLab.run(test: test) { lab in
+        try await Self.withLab("Janus VideoRoom: portrait orientation") { lab, probe in
             let (report, viewer, _) = try await Self.publishAndWatch(
                 lab, probe: probe, seconds: 5, extra: ["--orientation", "portrait"])
             print(Self.describe("portrait", report, viewer))
@@ -104,11 +104,7 @@ struct JanusPublishTests {
 
     @Test("--loss 5: Janus's NACKs are answered and Chromium keeps ≥ 90 % of its frame rate; without RTX it does not")
     func lossRecovery() async throws {
-        let test = "Janus VideoRoom: loss recovery"
-        guard let probe = JanusStreamingTests.probe else {
-            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
-        }
-        try await JanusLab.run(test: test) { lab in
+        try await Self.withLab("Janus VideoRoom: loss recovery") { lab, probe in
             let (clean, cleanViewer, _) = try await Self.publishAndWatch(lab, probe: probe, seconds: 8)
             print(Self.describe("no loss", clean, cleanViewer))
             let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("janus-admin-\(UUID()).jsonl")
@@ -142,12 +138,10 @@ struct JanusPublishTests {
 
     @Test("a 500 kbit/s link (tc tbf): the sent rate settles under the cap by the loss it causes; Chromium decodes")
     func rateCap() async throws {
-        let test = "Janus VideoRoom: 500 kbit/s link"
-        guard let probe = JanusStreamingTests.probe else {
-            return JanusLab.skip(test, "capturer-probe is not built (swift build --product capturer-probe)")
+        guard ExternalProcess.which("tc") != nil else {
+            return JanusLab.skip("Janus VideoRoom: 500 kbit/s link", "tc (iproute2) is not installed")
         }
-        guard ExternalProcess.which("tc") != nil else { return JanusLab.skip(test, "tc (iproute2) is not installed") }
-        try await JanusLab.run(test: test) { lab in
+        try await Self.withLab("Janus VideoRoom: 500 kbit/s link") { lab, probe in
             let namespace = try #require(lab.values["pub_ns"])
             let device = namespace.replacingOccurrences(of: "-pub", with: "pub0")
             let shaped = try await lab.publish(

@@ -13,20 +13,8 @@ struct JanusStreamingTests {
         var height: Int
     }
 
-    /// The built `capturer-probe`: next to the test bundle (`.build/<config>/`), else in the package's `.build/debug`.
-    /// (CaptureWebRTCTests does not depend on the executable, so it may not have been built: then the test skips.)
-    static let probe: String? = {
-        var candidates: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        candidates.append(bundle.appendingPathComponent("capturer-probe"))
-        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("capturer-probe"))
-        if let argument = CommandLine.arguments.first {
-            candidates.append(
-                URL(fileURLWithPath: argument).deletingLastPathComponent().appendingPathComponent("capturer-probe"))
-        }
-        candidates.append(Fixtures.packageRoot.appendingPathComponent(".build/debug/capturer-probe"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
-    }()
+    /// The built `capturer-probe` (see `BuiltTools.capturerProbe`); `nil` makes the tests skip loudly.
+    static let probe: String? = BuiltTools.capturerProbe?.path
 
     @Test func chromiumDecodesWhatCapturerProbeSends() async throws {
         let test = "Janus Streaming: Chromium decodes capturer-probe's RTP"

@@ -20,22 +20,8 @@ enum Probe {
         }
     }
 
-    /// The executable: next to the test bundle (`.build/<config>/`), else in the package's `.build/debug`, else (in the
-    /// vivid guest) `/usr/local/bin`.
-    static let executable: URL? = {
-        var candidates: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        candidates.append(bundle.appendingPathComponent("capturer-probe"))
-        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("capturer-probe"))
-        if let argument = CommandLine.arguments.first {
-            candidates.append(
-                URL(fileURLWithPath: argument).deletingLastPathComponent().appendingPathComponent("capturer-probe"))
-        }
-        candidates.append(Fixtures.packageRoot.appendingPathComponent(".build/debug/capturer-probe"))
-        // Where Scripts/test-vivid installs it in the vivid guest.
-        candidates.append(URL(fileURLWithPath: "/usr/local/bin/capturer-probe"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    /// The executable (see `BuiltTools.capturerProbe`).
+    static let executable: URL? = BuiltTools.capturerProbe
 
     /// Whether the executable was found (tests are skipped loudly otherwise).
     static var isAvailable: Bool {
