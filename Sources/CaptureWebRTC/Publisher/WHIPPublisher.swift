@@ -92,6 +92,9 @@ public final class WHIPPublisher: Sendable {
             fingerprint: transport.certificate.fingerprint.sdpValue, streamID: "capturer-probe", trackID: "camera",
             cname: cname, ssrc: ssrc,
             rtx: configuration.retransmission ? PublishOffer.Retransmission(ssrc: rtxSSRC) : nil,
+            // No transport-wide sequence numbers are sent yet, so transport-cc is not offered (nor its feedback).
+            extensionIDs: PublishOffer.HeaderExtensionIDs(transportWideCC: nil),
+            rtcpFeedback: PublishOffer.defaultRTCPFeedback.filter { $0 != "transport-cc" },
             candidates: transport.localCandidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate
         ).render()
 
