@@ -182,7 +182,9 @@ struct PreviewServerTests {
         let address = try await server.start(bind: "127.0.0.1", port: 0)
         let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
-        try await channel.writeAndFlush(ByteBuffer(string: "POST /whep HTTP/1.1\r\nHost: x\r\n"))
+        // Under load the server may close the idle connection before this write completes: that is the behaviour
+        // under test, so a write failure is not one.
+        try? await channel.writeAndFlush(ByteBuffer(string: "POST /whep HTTP/1.1\r\nHost: x\r\n"))
         let clock = ContinuousClock()
         let started = clock.now
         try await channel.closeFuture.get()
