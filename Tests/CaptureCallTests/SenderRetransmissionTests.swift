@@ -21,6 +21,10 @@ final class RecordingTransport: PacketTransport {
 
 @Suite("VideoSender: NACK, RTX and first-transmission loss")
 struct SenderRetransmissionTests {
+    /// Ages only the history's size judges here: a sanitized or starved run can take seconds between a frame and
+    /// its NACK, which the default 1.5 s would count as too old.
+    static let noAgeLimit: UInt64 = 600_000_000_000
+
     static func frame(size: Int, seed: UInt64) -> EncodedFrame {
         var generator = SeededGenerator(state: seed)
         return EncodedFrame(
@@ -47,7 +51,8 @@ struct SenderRetransmissionTests {
     @Test("NACKed packets come back as RTX: own SSRC and payload type, original sequence number first")
     func rtxAnswers() throws {
         let transport = RecordingTransport()
-        let retransmission = RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 0xBEEF)
+        let retransmission = RetransmissionConfiguration(
+            rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit)
         let sender = try VideoSender(
             configuration: VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9),
@@ -90,7 +95,8 @@ struct SenderRetransmissionTests {
             configuration: VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9),
                 packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
-                retransmission: RetransmissionConfiguration(rtxPayloadType: nil, historyPackets: 16)),
+                retransmission: RetransmissionConfiguration(
+                    rtxPayloadType: nil, historyPackets: 16, maximumAgeNs: Self.noAgeLimit)),
             transport: transport)
         defer { sender.finish() }
         for seed in 1...10 { sender.consume(Self.frame(size: 3_000, seed: UInt64(seed))) }
@@ -112,7 +118,8 @@ struct SenderRetransmissionTests {
             configuration: VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9),
                 packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
-                retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 0xBEEF),
+                retransmission: RetransmissionConfiguration(
+                    rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit),
                 firstTransmissionLoss: PacketLossSimulator(lossPercent: 20, seed: 42)),
             transport: transport)
         defer { sender.finish() }
@@ -127,6 +134,26 @@ struct SenderRetransmissionTests {
         let missing = (0..<100).map { first &+ UInt16($0) }.filter { !sent.contains($0) }
         Self.nack(missing, to: sender)
         #expect(sender.statistics.retransmissions == missing.count)
+    }
+}
+
+extension SenderRetransmissionTests {
+    @Test("a packet older than the maximum age is not resent (the receiver has given up on it)")
+    func maximumAge() async throws {
+        let transport = RecordingTransport()
+        let sender = try VideoSender(
+            configuration: VideoSenderConfiguration(
+                remote: .loopbackIPv4(port: 9), packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE),
+                retransmission: RetransmissionConfiguration(
+                    rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: 50_000_000)),
+            transport: transport)
+        defer { sender.finish() }
+        sender.consume(Self.frame(size: 1_000, seed: 3))
+        let first = try #require(try Self.rtp(transport.datagrams).first)
+        try await Task.sleep(for: .milliseconds(100))
+        Self.nack([first.header.sequenceNumber], to: sender)
+        #expect(sender.statistics.retransmissions == 0)
+        #expect(sender.statistics.retransmissionsTooOld == 1)
     }
 }
 
