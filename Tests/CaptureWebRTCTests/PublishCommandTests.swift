@@ -4,7 +4,9 @@ import Testing
 
 /// `capturer-probe publish` against a WHIP endpoint that misbehaves: a clear line, a distinct exit status, no
 /// half-open session left (the resource is DELETEd), never a crash.
-@Suite("capturer-probe publish: bad endpoints", .enabled(if: WHIPTestServer.python3 != nil, "needs python3"))
+@Suite(
+    "capturer-probe publish: bad endpoints", .enabled(if: WHIPTestServer.python3 != nil, "needs python3"),
+    .timeLimit(.minutes(1)))
 struct PublishCommandTests {
     @Test(
         "4xx, 5xx, garbage SDP, an answer whose candidate never answers: exit 18 or 19, resources DELETEd",

@@ -80,10 +80,11 @@ final class WHIPTestServer: Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// The requests the server has received so far.
+    /// The requests the server has received so far (read with curl, so that the client under test is the only
+    /// URLSession user: under ASan an URLSession read of this log hung a run).
     func log() async throws -> [LoggedRequest] {
-        let (data, _) = try await URLSession.shared.data(from: url("/log"))
-        return try JSONDecoder().decode([LoggedRequest].self, from: data)
+        let result = try await ExternalProcess.run("curl", ["-s", "--max-time", "10", url("/log").absoluteString])
+        return try JSONDecoder().decode([LoggedRequest].self, from: result.stdout)
     }
 
     /// Stops the server and waits for it to exit.
