@@ -19,7 +19,9 @@ struct PreviewServerTests {
     static func curl(
         _ method: String, _ url: String, headers: [String] = [], body: Data? = nil
     ) async throws -> CurlResponse {
-        var arguments = ["-s", "-i", "--max-time", "10", "-X", method]
+        // A generous limit: the server's tasks share the cooperative pool with every other suite, and a sanitized
+        // parallel run once kept a request waiting past 10 s (correctness is judged here, not speed).
+        var arguments = ["-s", "-i", "--max-time", "60", "-X", method]
         for header in headers { arguments += ["-H", header] }
         if body != nil { arguments += ["--data-binary", "@-"] }
         arguments.append(url)
