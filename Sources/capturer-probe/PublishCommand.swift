@@ -148,23 +148,20 @@ extension CapturerProbe {
             }
             // (time, bytes sent) samples of the last five seconds, for the rate the stream settled at.
             var recent: [(ns: UInt64, bytes: Int)] = []
-            while (publisher.statistics.sender?.frames ?? 0) < limit, MonotonicClock.nowNs() < deadlineNs,
-                !interrupted.isSet, case .running = run.capturer.captureState
-            {
+            while MonotonicClock.nowNs() < deadlineNs, !interrupted.isSet, case .running = run.capturer.captureState {
                 if case .failed = publisher.transportState { break }
+                let sent = publisher.statistics.sender ?? VideoSenderStatistics()
+                if sent.frames >= limit { break }
                 let nowNs = MonotonicClock.nowNs()
-                recent.append((nowNs, publisher.statistics.sender?.bytes ?? 0))
+                recent.append((nowNs, sent.bytes))
                 recent.removeAll { nowNs &- $0.ns > 5_000_000_000 }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            let window =
-                recent.last.flatMap { last in
-                    recent.first.map { first -> Double? in
-                        let seconds = Double(last.ns &- first.ns) / 1e9
-                        return seconds >= 2
-                            ? (Double(last.bytes - first.bytes) * 8 / 1_000 / seconds).rounded(places: 1) : nil
-                    }
-                } ?? nil
+            var window: Double?
+            if let first = recent.first, let last = recent.last, Double(last.ns &- first.ns) / 1e9 >= 2 {
+                let seconds = Double(last.ns &- first.ns) / 1e9
+                window = (Double(last.bytes - first.bytes) * 8 / 1_000 / seconds).rounded(places: 1)
+            }
             let stopError: (any Error)?
             do { try await run.stop(); stopError = nil } catch { stopError = error }
             let statistics = publisher.statistics
@@ -233,24 +230,6 @@ extension CapturerProbe {
             errors:      \(r.sendErrors) send errors, \(r.mediaBlocked) packets with no path, \
             \(r.stunIntegrityFailures) STUN integrity failures
             """
-        }
-    }
-}
-
-/// Set by SIGINT or SIGTERM, so that `publish` ends its session (DELETE) instead of dying with it open.
-final class InterruptFlag: Sendable {
-    private let flag = Locked(false)
-
-    var isSet: Bool { flag.withLock { $0 } }
-
-    /// Watches `signals` (ignoring their default action) until the returned sources are cancelled.
-    func watch(_ signals: [Int32]) -> [any DispatchSourceSignal] {
-        signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [flag] in flag.withLock { $0 = true } }
-            source.resume()
-            return source
         }
     }
 }

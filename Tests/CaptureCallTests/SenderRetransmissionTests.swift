@@ -39,6 +39,20 @@ struct SenderRetransmissionTests {
         }
     }
 
+    /// A sender (SSRC 0xCAFE, sequence numbers from 100) over a recording transport.
+    static func sender(
+        retransmission: RetransmissionConfiguration, loss: PacketLossSimulator? = nil
+    ) throws -> (VideoSender, RecordingTransport) {
+        let transport = RecordingTransport()
+        let sender = try VideoSender(
+            configuration: VideoSenderConfiguration(
+                remote: .loopbackIPv4(port: 9),
+                packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
+                retransmission: retransmission, firstTransmissionLoss: loss),
+            transport: transport)
+        return (sender, transport)
+    }
+
     /// Hands the sender a NACK for `lost` as the peer would.
     static func nack(_ lost: [UInt16], to sender: VideoSender) {
         var bytes = RTCPCompoundPacket.serialize([
@@ -50,15 +64,9 @@ struct SenderRetransmissionTests {
 
     @Test("NACKed packets come back as RTX: own SSRC and payload type, original sequence number first")
     func rtxAnswers() throws {
-        let transport = RecordingTransport()
-        let retransmission = RetransmissionConfiguration(
-            rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit)
-        let sender = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: .loopbackIPv4(port: 9),
-                packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
-                retransmission: retransmission),
-            transport: transport)
+        let (sender, transport) = try Self.sender(
+            retransmission: RetransmissionConfiguration(
+                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit))
         defer { sender.finish() }
         sender.consume(Self.frame(size: 6_000, seed: 1))
         let media = try Self.rtp(transport.datagrams)
@@ -90,14 +98,9 @@ struct SenderRetransmissionTests {
 
     @Test("without RTX the original packet goes again on the media SSRC; too-old requests are counted")
     func plainResendAndAge() throws {
-        let transport = RecordingTransport()
-        let sender = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: .loopbackIPv4(port: 9),
-                packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
-                retransmission: RetransmissionConfiguration(
-                    rtxPayloadType: nil, historyPackets: 16, maximumAgeNs: Self.noAgeLimit)),
-            transport: transport)
+        let (sender, transport) = try Self.sender(
+            retransmission: RetransmissionConfiguration(
+                rtxPayloadType: nil, historyPackets: 16, maximumAgeNs: Self.noAgeLimit))
         defer { sender.finish() }
         for seed in 1...10 { sender.consume(Self.frame(size: 3_000, seed: UInt64(seed))) }
         let media = try Self.rtp(transport.datagrams)
@@ -113,15 +116,10 @@ struct SenderRetransmissionTests {
 
     @Test("first-transmission loss drops a reproducible share of packets, and only first transmissions")
     func firstTransmissionLoss() throws {
-        let transport = RecordingTransport()
-        let sender = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: .loopbackIPv4(port: 9),
-                packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE, initialSequenceNumber: 100),
-                retransmission: RetransmissionConfiguration(
-                    rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit),
-                firstTransmissionLoss: PacketLossSimulator(lossPercent: 20, seed: 42)),
-            transport: transport)
+        let (sender, transport) = try Self.sender(
+            retransmission: RetransmissionConfiguration(
+                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit),
+            loss: PacketLossSimulator(lossPercent: 20, seed: 42))
         defer { sender.finish() }
         for seed in 1...20 { sender.consume(Self.frame(size: 5_000, seed: UInt64(seed))) }
         let statistics = sender.statistics
@@ -140,13 +138,8 @@ struct SenderRetransmissionTests {
 extension SenderRetransmissionTests {
     @Test("a packet older than the maximum age is not resent (the receiver has given up on it)")
     func maximumAge() async throws {
-        let transport = RecordingTransport()
-        let sender = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: .loopbackIPv4(port: 9), packetizer: RTPPacketizerConfiguration(ssrc: 0xCAFE),
-                retransmission: RetransmissionConfiguration(
-                    rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: 50_000_000)),
-            transport: transport)
+        let (sender, transport) = try Self.sender(
+            retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: 50_000_000))
         defer { sender.finish() }
         sender.consume(Self.frame(size: 1_000, seed: 3))
         let first = try #require(try Self.rtp(transport.datagrams).first)

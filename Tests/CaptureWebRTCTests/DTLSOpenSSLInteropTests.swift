@@ -11,7 +11,7 @@ import Testing
     /// What the serving thread saw.
     struct Served: Sendable {
         var connected = false
-        var keys: (profile: SRTPProfile, local: SRTPKeyingMaterial, remote: SRTPKeyingMaterial)?
+        var keys: DTLSSRTPKeys?
         var finalState = "new"
         var errors: [String] = []
     }

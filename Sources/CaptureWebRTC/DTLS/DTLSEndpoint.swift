@@ -39,7 +39,7 @@ public final class DTLSEndpoint {
     public private(set) var state: DTLSState = .new
     /// The negotiated profile and keys, ours (`local`, for protecting what we send) and the peer's (`remote`, for
     /// unprotecting what we receive); `nil` until ``state`` is ``DTLSState/connected``.
-    public private(set) var srtpKeys: (profile: SRTPProfile, local: SRTPKeyingMaterial, remote: SRTPKeyingMaterial)?
+    public private(set) var srtpKeys: DTLSSRTPKeys?
     /// When ``handleTimeout(nowNs:)`` should next be called (on the `nowNs` clock), or `nil` when nothing waits.
     public private(set) var nextTimeoutNs: Int64?
     /// Datagrams ignored: not DTLS records by their first byte (RFC 7983), or received after the endpoint failed
@@ -326,7 +326,8 @@ public final class DTLSEndpoint {
             let server = try SRTPKeyingMaterial(key: serverKey, salt: serverSalt, profile: profile)
             srtpKeys =
                 role == .client
-                ? (profile, local: client, remote: server) : (profile, local: server, remote: client)
+                ? DTLSSRTPKeys(profile: profile, local: client, remote: server)
+                : DTLSSRTPKeys(profile: profile, local: server, remote: client)
             state = .connected
         } catch {
             abandon(.handshakeFailure(call: "SSL_export_keying_material", reason: "\(error)"))

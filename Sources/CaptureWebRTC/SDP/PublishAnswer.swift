@@ -108,9 +108,7 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
     public init(description: SessionDescription) throws(PublishAnswerError) {
         guard let media = description.media.first(where: { $0.media == "video" }) else { throw .noVideoMedia }
         guard media.port != 0 else { throw .videoRejected }
-        func value(_ name: String) -> String? {
-            media.attributeValues(name).first ?? description.attributes.first { $0.name == name }.map { $0.value ?? "" }
-        }
+        func value(_ name: String) -> String? { description.attributeValue(name, in: media) }
 
         let (payloadType, rtxPayloadType) = try Self.payloadTypes(media)
         guard let ufrag = value("ice-ufrag"), !ufrag.isEmpty else { throw .missingICEUfrag }
@@ -137,14 +135,8 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
             let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
             if parts.count == 2, parts[0] == pt || parts[0] == "*" { feedback.insert(parts[1]) }
         }
-        var extensions: [String: UInt8] = [:]
-        for value in media.attributeValues("extmap") {
-            // "<id>[/<direction>] <uri> [<attributes>]"
-            let parts = value.split(separator: " ").map(String.init)
-            guard parts.count >= 2, let id = parts[0].split(separator: "/").first.flatMap({ UInt8($0) }), id > 0
-            else { throw .malformedAttribute("extmap:\(value)") }
-            extensions[parts[1]] = id
-        }
+        let (extensions, malformedExtensions) = media.extensionMap()
+        if let malformed = malformedExtensions.first { throw .malformedAttribute("extmap:\(malformed)") }
         let sessionLite = description.attributes.contains { $0.name == "ice-lite" }
         self.init(
             iceUfrag: ufrag, icePassword: password, iceLite: sessionLite || media.hasAttribute("ice-lite"),
@@ -159,29 +151,9 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
     private static func payloadTypes(
         _ media: SessionDescription.Media
     ) throws(PublishAnswerError) -> (UInt8, UInt8?) {
-        var codecs: [(UInt8, String)] = []
-        for value in media.attributeValues("rtpmap") {
-            // "<pt> <name>/<rate>[/<params>]"
-            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let pt = UInt8(parts[0]), let name = parts[1].split(separator: "/").first else {
-                throw .malformedAttribute("rtpmap:\(value)")
-            }
-            if media.formats.contains(parts[0]) { codecs.append((pt, name.uppercased())) }
-        }
-        guard let vp8 = codecs.first(where: { $0.1 == "VP8" })?.0 else { throw .noVP8PayloadType }
-        var rtx: UInt8?
-        for value in media.attributeValues("fmtp") {
-            // "<pt> apt=<pt>[;…]"
-            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let pt = UInt8(parts[0]), codecs.contains(where: { $0 == (pt, "RTX") }) else {
-                continue
-            }
-            let parameters = parts[1].split(separator: ";").map { String($0.filter { $0 != " " }) }
-            if parameters.contains("apt=\(vp8)") {
-                rtx = pt
-                break
-            }
-        }
-        return (vp8, rtx)
+        let (maps, malformed) = media.rtpMaps()
+        if let malformed = malformed.first { throw .malformedAttribute("rtpmap:\(malformed)") }
+        guard let vp8 = maps.first(where: { $0.name == "VP8" })?.payloadType else { throw .noVP8PayloadType }
+        return (vp8, media.rtxPayloadType(for: vp8, among: maps))
     }
 }

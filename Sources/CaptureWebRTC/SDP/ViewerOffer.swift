@@ -1,5 +1,4 @@
 import CaptureRTP
-import Foundation
 
 /// A WHEP viewer's offer (a browser's `RTCPeerConnection` with a receive-only video transceiver), parsed for what the
 /// preview's answer needs: ICE credentials and candidates, the DTLS fingerprint and setup, the VP8 and RTX payload
@@ -41,50 +40,23 @@ public struct ViewerOffer: Sendable, Hashable, Codable {
         if video.hasAttribute("sendonly") || video.hasAttribute("inactive") {
             throw .badRequest("the video section does not receive (sendonly or inactive)")
         }
-        func value(_ name: String) -> String? {
-            video.attributeValues(name).first ?? description.attributes.first { $0.name == name }?.value
-        }
+        func value(_ name: String) -> String? { description.attributeValue(name, in: video) }
         guard let ufrag = value("ice-ufrag"), let password = value("ice-pwd"), !ufrag.isEmpty, !password.isEmpty
         else { throw .badRequest("the offer has no ICE ufrag or password") }
         guard let fingerprint = value("fingerprint") else { throw .badRequest("the offer has no a=fingerprint") }
-        var vp8: UInt8?
-        var rtxByApt: [UInt8: UInt8] = [:]
-        var rtxTypes: Set<UInt8> = []
-        for map in video.attributeValues("rtpmap") {
-            let parts = map.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, let pt = UInt8(parts[0]), video.formats.contains(String(pt)) else { continue }
-            let codec = parts[1].lowercased()
-            if codec == "vp8/90000", vp8 == nil { vp8 = pt }
-            if codec == "rtx/90000" { rtxTypes.insert(pt) }
+        // Malformed rtpmap and extmap lines are skipped: a browser's offer lists many codecs and extensions we ignore.
+        let maps = video.rtpMaps().maps
+        guard let vp8 = maps.first(where: { $0.encoding.lowercased() == "vp8/90000" })?.payloadType else {
+            throw .badRequest("the offer does not receive VP8")
         }
-        for fmtp in video.attributeValues("fmtp") {
-            let parts = fmtp.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, let pt = UInt8(parts[0]), rtxTypes.contains(pt) else { continue }
-            for parameter in parts[1].split(separator: ";") {
-                let pair = parameter.split(separator: "=", maxSplits: 1)
-                let name = pair.first.map { String($0).trimmingCharacters(in: .whitespaces) }
-                if pair.count == 2, name == "apt", let apt = UInt8(String(pair[1]).trimmingCharacters(in: .whitespaces))
-                {
-                    rtxByApt[apt] = pt
-                }
-            }
-        }
-        guard let vp8 else { throw .badRequest("the offer does not receive VP8") }
-        var extensions: [String: UInt8] = [:]
-        for map in video.attributeValues("extmap") {
-            let parts = map.split(separator: " ")
-            guard parts.count >= 2, let id = UInt8(parts[0].split(separator: "/")[0]), (1...14).contains(id) else {
-                continue
-            }
-            extensions[String(parts[1])] = id
-        }
+        let extensions = video.extensionMap().ids.filter { (1...14).contains($0.value) }
         iceUfrag = ufrag
         icePassword = password
         self.fingerprint = fingerprint
         setup = value("setup") ?? "actpass"
         mid = video.attributeValues("mid").first ?? "0"
         payloadType = vp8
-        rtxPayloadType = rtxByApt[vp8]
+        rtxPayloadType = video.rtxPayloadType(for: vp8, among: maps)
         extensionIDs = extensions
         candidates = video.attributeValues("candidate")
     }

@@ -94,7 +94,6 @@ public final class WebRTCTransport: PacketTransport {
         var state: State = .new
         var startNs: UInt64 = 0
         var statistics = WebRTCTransportStatistics()
-        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// Where media goes: the selected pair, while consent holds.
@@ -361,7 +360,7 @@ public final class WebRTCTransport: PacketTransport {
             switch dtls.state {
             case .connected:
                 if case .connecting = core.state, let keys = dtls.srtpKeys {
-                    core.state = .connected(DTLSSRTPKeys(profile: keys.profile, local: keys.local, remote: keys.remote))
+                    core.state = .connected(keys)
                     core.statistics.dtlsConnectedAfterNs = nowNs &- core.startNs
                     logger.info("DTLS connected", metadata: ["profile": "\(keys.profile)"])
                 }
@@ -372,6 +371,9 @@ public final class WebRTCTransport: PacketTransport {
             default: break
             }
         }
+        if !core.ice.canSendMedia, case .connected = core.state, core.ice.state != .checking {
+            fail(&core, WebRTCTransportError(.iceFailed, "consent lost (RFC 7675): media stopped"))
+        }
         let mayCarryMedia = core.ice.canSendMedia && { if case .connected = core.state { true } else { false } }()
         let newRoute: Route? =
             if mayCarryMedia, let pair, let socket = socket(for: pair.remote.address) {
@@ -379,9 +381,6 @@ public final class WebRTCTransport: PacketTransport {
             } else { nil }
         route.withLock { route in
             if route?.remote != newRoute?.remote { route = newRoute }
-        }
-        if !core.ice.canSendMedia, case .connected = core.state, core.ice.state != .checking {
-            fail(&core, WebRTCTransportError(.iceFailed, "consent lost (RFC 7675): media stopped"))
         }
     }
 
@@ -392,23 +391,6 @@ public final class WebRTCTransport: PacketTransport {
 
     func socket(for destination: SocketAddress) -> UDPSocket? {
         sockets.first { $0.localAddress.family == destination.family }
-    }
-}
-
-/// The SRTP keys DTLS agreed (RFC 5764 §4.2): ours protect what we send, the peer's what it sends.
-public struct DTLSSRTPKeys: Sendable, Hashable, Codable {
-    /// The negotiated protection profile.
-    public var profile: SRTPProfile
-    /// Our master key and salt.
-    public var local: SRTPKeyingMaterial
-    /// The peer's master key and salt.
-    public var remote: SRTPKeyingMaterial
-
-    /// Creates a set of keys.
-    public init(profile: SRTPProfile, local: SRTPKeyingMaterial, remote: SRTPKeyingMaterial) {
-        self.profile = profile
-        self.local = local
-        self.remote = remote
     }
 }
 
