@@ -4,7 +4,9 @@ import Testing
 
 @Suite("FrameStamp: frame number and capture time across the bottom of a synthetic frame")
 struct FrameStampTests {
-    @Test("a stamp reads back, also through ±60 levels of noise", arguments: [(320, 240), (640, 480), (1280, 720)])
+    @Test(
+        "a stamp reads back, also through ±60 levels of noise; one misread cell makes it unreadable",
+        arguments: [(320, 240), (640, 480), (1280, 720)])
     func roundTrip(width: Int, height: Int) throws {
         let stride = width + 16
         var luma = [UInt8](repeating: 128, count: stride * height)
@@ -21,6 +23,26 @@ struct FrameStampTests {
             plane.baseAddress.flatMap { FrameStamp.read(luma: $0, stride: stride, width: width, height: height) }
         }
         #expect(read == stamp)
+        // Any one cell of any row misread: the check row makes the stamp unreadable instead of wrong.
+        let rowHeight = FrameStamp.rowHeight(frameHeight: height)
+        let cellWidth = width / FrameStamp.cellsPerRow
+        for row in 0..<FrameStamp.rows {
+            for cell in [0, 13, 31] {
+                var corrupted = luma
+                let top = height - (FrameStamp.rows - row) * rowHeight
+                for y in top..<top + rowHeight {
+                    for x in cell * cellWidth..<(cell + 1) * cellWidth {
+                        corrupted[y * stride + x] = corrupted[y * stride + x] >= 128 ? 16 : 235
+                    }
+                }
+                let misread = corrupted.withUnsafeBufferPointer { plane in
+                    plane.baseAddress.flatMap {
+                        FrameStamp.read(luma: $0, stride: stride, width: width, height: height)
+                    }
+                }
+                #expect(misread == nil, "row \(row) cell \(cell)")
+            }
+        }
     }
 
     @Test("frames too small for a stamp get none, and reading one gives nil")

@@ -9,10 +9,12 @@
 /// decoding the stream) can tell frames out of order or repeated and measure glass-to-glass latency against one
 /// machine's clock.
 ///
-/// Two rows of 32 cells span the width; a cell is white (luma 235) for a 1 bit and black (16) for a 0, most
+/// Three rows of 32 cells span the width; a cell is white (luma 235) for a 1 bit and black (16) for a 0, most
 /// significant bit first. The first row is the frame number, the second the low 32 bits of the capture time in
-/// milliseconds since the Unix epoch (a reader takes the high bits from its own clock). Cells are at least 8 pixels
-/// on a side, so the stamp survives VP8 at call bit rates.
+/// milliseconds since the Unix epoch (a reader takes the high bits from its own clock), the third a check: the
+/// complement of the other two XORed, so that a cell misread anywhere (a codec's artefact at a low bit rate) makes the
+/// stamp unreadable instead of a wrong frame number. Cells are at least 8 pixels on a side, so the stamp survives VP8
+/// at call bit rates.
 public struct FrameStamp: Sendable, Hashable, Codable {
     /// The frame number (wrapping at 2^32).
     public var frameNumber: UInt32
@@ -27,6 +29,12 @@ public struct FrameStamp: Sendable, Hashable, Codable {
 
     /// Cells per row.
     public static let cellsPerRow = 32
+
+    /// Rows of cells: frame number, capture time, check.
+    public static let rows = 3
+
+    /// The third row's value: every bit of the frame number XOR the capture time, inverted.
+    var check: UInt32 { ~(frameNumber ^ captureTimeMs) }
 
     /// The height of one row of cells for a frame `height` pixels high (even, at least 8).
     public static func rowHeight(frameHeight height: Int) -> Int { max(8, height / 40 & ~1) }
@@ -44,14 +52,14 @@ public struct FrameStamp: Sendable, Hashable, Codable {
     }
 
     /// Draws the stamp into a luma plane `width` × `height` with `stride` bytes a row. Frames narrower than 32 pixels
-    /// or lower than two rows of cells get no stamp.
+    /// or lower than three rows of cells get no stamp.
     public func draw(luma: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int) {
         let rowHeight = Self.rowHeight(frameHeight: height)
         let cellWidth = width / Self.cellsPerRow
-        guard cellWidth >= 1, height >= 2 * rowHeight else { return }
-        for row in 0..<2 {
-            let value = row == 0 ? frameNumber : captureTimeMs
-            let top = height - (2 - row) * rowHeight
+        guard cellWidth >= 1, height >= Self.rows * rowHeight else { return }
+        for row in 0..<Self.rows {
+            let value = row == 0 ? frameNumber : row == 1 ? captureTimeMs : check
+            let top = height - (Self.rows - row) * rowHeight
             for cell in 0..<Self.cellsPerRow {
                 let bit = value >> UInt32(Self.cellsPerRow - 1 - cell) & 1
                 let level: UInt8 = bit == 1 ? 235 : 16
@@ -63,19 +71,20 @@ public struct FrameStamp: Sendable, Hashable, Codable {
     }
 
     /// Reads a stamp back from a luma plane (each cell's centre pixel against mid-grey), or `nil` when the frame is
-    /// too small to carry one.
+    /// too small to carry one or its check row disagrees with what was read.
     public static func read(luma: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int) -> FrameStamp? {
         let rowHeight = rowHeight(frameHeight: height)
         let cellWidth = width / cellsPerRow
-        guard cellWidth >= 1, height >= 2 * rowHeight else { return nil }
+        guard cellWidth >= 1, height >= rows * rowHeight else { return nil }
         func value(row: Int) -> UInt32 {
-            let y = height - (2 - row) * rowHeight + rowHeight / 2
+            let y = height - (rows - row) * rowHeight + rowHeight / 2
             var value: UInt32 = 0
             for cell in 0..<cellsPerRow {
                 value = value << 1 | (luma[y * stride + cell * cellWidth + cellWidth / 2] >= 128 ? 1 : 0)
             }
             return value
         }
-        return FrameStamp(frameNumber: value(row: 0), captureTimeMs: value(row: 1))
+        let stamp = FrameStamp(frameNumber: value(row: 0), captureTimeMs: value(row: 1))
+        return value(row: 2) == stamp.check ? stamp : nil
     }
 }

@@ -4,11 +4,114 @@
 /// first, to `/whep` or to the `?whep=URL` of the query string, so it also plays other servers' streams) and shows
 /// the video's size, frame rate and bit rate (`getStats()` inbound-rtp), rotation (the server's figures and the
 /// picture's aspect), RTT (the selected candidate pair), frames decoded and freezes. It reads the synthetic camera's
-/// frame stamp (frame number and capture time, two rows of 32 cells at the bottom of each frame) with
+/// frame stamp (frame number, capture time and a check, three rows of 32 cells at the bottom of each frame) with
 /// `requestVideoFrameCallback`, counting frames out of order, repeated or skipped and measuring glass-to-glass latency
 /// (p50, p95). Everything is in `window.previewState`; with `?seconds=N&report=URL` it POSTs a JSON summary to `URL`
 /// after N seconds (`text/plain`, no preflight) and ends the viewer. The viewer's resource is DELETEd on unload.
 public enum PreviewPage {
+    /// The script that reads the synthetic camera's ``CaptureCore/FrameStamp`` back from a `<video>` element (the
+    /// preview page embeds it; a page of your own, such as a viewer behind an SFU, can load it too):
+    /// `watchStamps(video, stamps, onLatency)` counts every presented frame's stamp into
+    /// `stamps = { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 }` and hands its
+    /// glass-to-glass latency in milliseconds to `onLatency`; `latencySummary(latencies)` gives `{ count, p50, p95 }`.
+    /// The clock is the page's `Date.now()`: a latency is meaningful when the camera and the page share a machine.
+    public static let stampScript = #"""
+        "use strict";
+        // The synthetic camera's stamp (FrameStamp): three rows of 32 cells at the bottom of the frame, white = 1, most
+        // significant bit first: the frame number, the capture time's low 32 bits (ms since the Unix epoch), and a
+        // check, the complement of the two XORed. Only watchStamps needs a DOM: the others are tested on their own.
+        const stampRows = 3;
+        function stampGeometry(width, height) {
+          const rowHeight = Math.max(8, Math.floor(height / 40) & ~1);
+          const cellWidth = Math.floor(width / 32);
+          return cellWidth < 1 || height < stampRows * rowHeight ? null : { rowHeight, cellWidth };
+        }
+
+        // Decodes the RGBA `pixels` of the frame's bottom stampRows * rowHeight rows (`width` wide) by each cell's
+        // centre; null when the check row disagrees (a cell misread).
+        function decodeStamp(pixels, width, { rowHeight, cellWidth }) {
+          const row = (index) => {
+            const y = index * rowHeight + (rowHeight >> 1);
+            let value = 0;
+            for (let cell = 0; cell < 32; cell++) {
+              const i = (y * width + cell * cellWidth + (cellWidth >> 1)) * 4;
+              const luma = 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2];
+              value = value * 2 + (luma >= 128 ? 1 : 0);
+            }
+            return value;
+          };
+          const frame = row(0), time = row(1);
+          return row(2) === (~(frame ^ time)) >>> 0 ? { frame, time } : null;
+        }
+
+        // The capture time from its low 32 bits, the high bits from `now`: the candidate nearest to `now`.
+        function captureTime(low, now) {
+          let time = Math.floor(now / 2 ** 32) * 2 ** 32 + low;
+          if (time > now + 2 ** 31) time -= 2 ** 32;
+          else if (time < now - 2 ** 31) time += 2 ** 32;
+          return time;
+        }
+
+        // Counts `stamp` into `s` (frames, lastFrame, outOfOrder, repeated, skipped, invalid) and returns its
+        // glass-to-glass latency in ms, or null when the stamp is unreadable (null: its check failed; or a latency
+        // beyond -1 s…60 s).
+        function trackStamp(s, stamp, now) {
+          if (stamp === null) {
+            s.invalid++;
+            return null;
+          }
+          const latency = now - captureTime(stamp.time, now);
+          if (latency < -1000 || latency > 60000) {
+            s.invalid++;
+            return null;
+          }
+          s.frames++;
+          if (s.lastFrame !== null) {
+            if (stamp.frame === s.lastFrame) s.repeated++;
+            else if (stamp.frame < s.lastFrame) s.outOfOrder++;
+            else s.skipped += stamp.frame - s.lastFrame - 1;
+          }
+          if (s.lastFrame === null || stamp.frame > s.lastFrame) s.lastFrame = stamp.frame;
+          return latency;
+        }
+
+        function percentile(sorted, p) {
+          return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : null;
+        }
+
+        // { count, p50, p95 } of an array of latencies (ms).
+        function latencySummary(latencies) {
+          const sorted = latencies.slice().sort((a, b) => a - b);
+          return { count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) };
+        }
+
+        // Reads the stamp of every frame `video` presents (requestVideoFrameCallback), counting it into `stamps` (see
+        // trackStamp) and handing its glass-to-glass latency to `onLatency`. False where the browser has no
+        // requestVideoFrameCallback.
+        function watchStamps(video, stamps, onLatency) {
+          if (!("requestVideoFrameCallback" in video)) return false;
+          const canvas = document.createElement("canvas");
+          const context = canvas.getContext("2d", { willReadFrequently: true });
+          const onFrame = (now, metadata) => {
+            const width = metadata.width || video.videoWidth;
+            const height = metadata.height || video.videoHeight;
+            const geometry = stampGeometry(width, height);
+            if (geometry) {
+              const rows = stampRows * geometry.rowHeight;
+              canvas.width = width;
+              canvas.height = rows;
+              context.drawImage(video, 0, height - rows, width, rows, 0, 0, width, rows);
+              const stamp = decodeStamp(context.getImageData(0, 0, width, rows).data, width, geometry);
+              const latency = trackStamp(stamps, stamp, Date.now());
+              if (latency !== null) onLatency(latency);
+            }
+            video.requestVideoFrameCallback(onFrame);
+          };
+          video.requestVideoFrameCallback(onFrame);
+          return true;
+        }
+        """#
+
     /// The page's HTML, script included.
     public static let html = #"""
         <!doctype html>
@@ -31,55 +134,7 @@ public enum PreviewPage {
         <div id="status">starting</div>
         <table id="figures"></table>
         <script id="stamp">
-        "use strict";
-        // The synthetic camera's stamp (FrameStamp): two rows of 32 cells at the bottom of the frame, white = 1, most
-        // significant bit first; the upper row is the frame number, the lower the capture time's low 32 bits (ms since
-        // the Unix epoch). No DOM here: the functions are tested on their own.
-        function stampGeometry(width, height) {
-          const rowHeight = Math.max(8, Math.floor(height / 40) & ~1);
-          const cellWidth = Math.floor(width / 32);
-          return cellWidth < 1 || height < 2 * rowHeight ? null : { rowHeight, cellWidth };
-        }
-
-        // Decodes the RGBA `pixels` of the frame's bottom 2 * rowHeight rows (`width` wide) by each cell's centre.
-        function decodeStamp(pixels, width, { rowHeight, cellWidth }) {
-          const row = (y) => {
-            let value = 0;
-            for (let cell = 0; cell < 32; cell++) {
-              const i = (y * width + cell * cellWidth + (cellWidth >> 1)) * 4;
-              const luma = 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2];
-              value = value * 2 + (luma >= 128 ? 1 : 0);
-            }
-            return value;
-          };
-          return { frame: row(rowHeight >> 1), time: row(rowHeight + (rowHeight >> 1)) };
-        }
-
-        // The capture time from its low 32 bits, the high bits from `now`: the candidate nearest to `now`.
-        function captureTime(low, now) {
-          let time = Math.floor(now / 2 ** 32) * 2 ** 32 + low;
-          if (time > now + 2 ** 31) time -= 2 ** 32;
-          else if (time < now - 2 ** 31) time += 2 ** 32;
-          return time;
-        }
-
-        // Counts `stamp` into `s` (frames, lastFrame, outOfOrder, repeated, skipped, invalid) and returns its
-        // glass-to-glass latency in ms, or null when the stamp is unreadable (latency beyond -1 s…60 s).
-        function trackStamp(s, stamp, now) {
-          const latency = now - captureTime(stamp.time, now);
-          if (latency < -1000 || latency > 60000) {
-            s.invalid++;
-            return null;
-          }
-          s.frames++;
-          if (s.lastFrame !== null) {
-            if (stamp.frame === s.lastFrame) s.repeated++;
-            else if (stamp.frame < s.lastFrame) s.outOfOrder++;
-            else s.skipped += stamp.frame - s.lastFrame - 1;
-          }
-          if (s.lastFrame === null || stamp.frame > s.lastFrame) s.lastFrame = stamp.frame;
-          return latency;
-        }
+        \#(stampScript)
         </script>
         <script>
         "use strict";
@@ -129,32 +184,10 @@ public enum PreviewPage {
           if (resource) state.resource = new URL(resource, whepURL).href;
           await pc.setRemoteDescription({ type: "answer", sdp: await response.text() });
           setStatus("connecting");
-          if ("requestVideoFrameCallback" in video) video.requestVideoFrameCallback(onFrame);
-        }
-
-        const canvas = document.createElement("canvas");
-        const context = canvas.getContext("2d", { willReadFrequently: true });
-        function onFrame(now, metadata) {
-          const width = metadata.width || video.videoWidth;
-          const height = metadata.height || video.videoHeight;
-          const geometry = stampGeometry(width, height);
-          if (geometry) {
-            const rows = 2 * geometry.rowHeight;
-            canvas.width = width;
-            canvas.height = rows;
-            context.drawImage(video, 0, height - rows, width, rows, 0, 0, width, rows);
-            const stamp = decodeStamp(context.getImageData(0, 0, width, rows).data, width, geometry);
-            const latency = trackStamp(state.stamps, stamp, Date.now());
-            if (latency !== null) {
-              if (latencies.length < 100000) latencies.push(latency);
-              state.latencyMs.last = latency;
-            }
-          }
-          video.requestVideoFrameCallback(onFrame);
-        }
-
-        function percentile(sorted, p) {
-          return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : null;
+          watchStamps(video, state.stamps, (latency) => {
+            if (latencies.length < 100000) latencies.push(latency);
+            state.latencyMs.last = latency;
+          });
         }
 
         let previous = null;
@@ -191,10 +224,7 @@ public enum PreviewPage {
           state.height = video.videoHeight;
           state.orientation = !state.width || !state.height ? null
             : state.width >= state.height ? "landscape" : "portrait";
-          const sorted = latencies.slice().sort((a, b) => a - b);
-          Object.assign(state.latencyMs, {
-            count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95),
-          });
+          Object.assign(state.latencyMs, latencySummary(latencies));
           try {
             state.figures = await (await fetch(figuresURL, { cache: "no-store" })).json();
             state.rotation = state.figures.rotation;
