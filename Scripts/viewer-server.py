@@ -5,11 +5,12 @@ The page POSTs progress lines to /log (copied to standard error) and its result 
 as one line on standard output (and written to --result FILE); then the server exits: 0 when the page reported
 "ok": true, 1 otherwise. If no result arrives within --timeout seconds it prints {"ok": false, "error": "timeout ..."}
 and exits 2. A "snapshot" field (a PNG data URL of the video, sent when the page was opened with shot=1) is removed
-from the result and written to --screenshot FILE instead.
+from the result and written to --screenshot FILE instead. With --stamp-script FILE, FILE is served as /stamp.js (the
+frame-stamp reader the page loads; without it /stamp.js is 404 and the page reads no stamps).
 
 Standard library only. Usage:
   viewer-server.py [--bind 127.0.0.1] [--port 8000] [--page viewer.html] [--timeout 60] [--result FILE]
-                   [--ready FILE] [--screenshot FILE]
+                   [--ready FILE] [--screenshot FILE] [--stamp-script FILE]
 """
 
 import argparse
@@ -32,10 +33,15 @@ def main() -> int:
     parser.add_argument("--result", help="also write the result JSON here")
     parser.add_argument("--ready", help="create this file once the server listens")
     parser.add_argument("--screenshot", help="write the page's PNG snapshot here")
+    parser.add_argument("--stamp-script", help="serve this file as /stamp.js")
     args = parser.parse_args()
 
     with open(args.page, "rb") as page_file:
         page = page_file.read()
+    stamp_script = None
+    if args.stamp_script:
+        with open(args.stamp_script, "rb") as script_file:
+            stamp_script = script_file.read()
     done = threading.Event()
     outcome: dict = {}
     started = time.monotonic()
@@ -55,6 +61,8 @@ def main() -> int:
         def do_GET(self):  # noqa: N802 (the base class's name)
             if self.path.split("?")[0] in ("/", "/viewer.html"):
                 self.reply(200, page, "text/html; charset=utf-8")
+            elif self.path.split("?")[0] == "/stamp.js" and stamp_script is not None:
+                self.reply(200, stamp_script, "text/javascript; charset=utf-8")
             else:
                 self.reply(404)
 

@@ -1,4 +1,5 @@
 import CaptureTestSupport
+import CaptureWebRTC
 import Foundation
 import Testing
 
@@ -98,16 +99,28 @@ struct JanusLab: Sendable {
 
     /// Runs the headless Chromium viewer (`Fixtures/webrtc/viewer.html`) with `query` (for example
     /// `"mode=streaming&id=99&idle=2"`) for at most `seconds` after its first decoded frame, and decodes its result.
-    /// With `adminSnapshot`, the Admin API is read 1 s after the first frame (see `adminSnapshot(of:)`).
-    func view(query: String, seconds: Int, adminSnapshot: URL? = nil) async throws -> ViewerResult {
-        var arguments = ["view", runDirectory.path, query, "\(seconds)"]
+    /// With `adminSnapshot`, the Admin API is read 1 s after the first frame (see `adminSnapshot(of:)`). With
+    /// `stamps`, the page reads the synthetic camera's frame stamps (`PreviewPage.stampScript`) and reports order and
+    /// glass-to-glass latency. A second viewer at the same time needs another `role` (its marker and files are named
+    /// after it) and `port` (its page server's).
+    func view(
+        query: String, seconds: Int, adminSnapshot: URL? = nil, stamps: Bool = false, role: String = "viewer",
+        port: Int = 8000
+    ) async throws -> ViewerResult {
+        var arguments = ["view", runDirectory.path, query + (stamps ? "&stamps=1" : ""), "\(seconds)"]
+        arguments += ["--role", role, "--port", "\(port)"]
         if let adminSnapshot { arguments += ["--admin", adminSnapshot.path] }
+        if stamps {
+            let script = runDirectory.appendingPathComponent("stamp.js")
+            try Data(PreviewPage.stampScript.utf8).write(to: script)
+            arguments += ["--stamp-script", script.path]
+        }
         let result = try await ExternalProcess.run(Self.script, arguments)
         let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
         do {
             return try JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8))
         } catch {
-            throw LabFailure(description: "viewer gave no result (\(result.status)): \(result.stderrText)")
+            throw LabFailure(description: "\(role) gave no result (\(result.status)): \(result.stderrText)")
         }
     }
 
@@ -123,9 +136,9 @@ struct JanusLab: Sendable {
         }
     }
 
-    /// Whether the viewer's PeerConnection is up (`view` creates this marker), to start a publisher after it.
-    func waitForViewer(timeout: Duration = .seconds(60)) async throws -> Bool {
-        try await waitForMarker("viewer-connected", timeout: timeout)
+    /// Whether the viewer `role`'s PeerConnection is up (`view` creates this marker), to start a publisher after it.
+    func waitForViewer(role: String = "viewer", timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await waitForMarker("\(role)-connected", timeout: timeout)
     }
 
     /// Whether `chromiumPublish`'s PeerConnection is up.
@@ -213,6 +226,8 @@ struct ViewerResult: Decodable, Sendable {
         var offerMs: Double?
         var iceConnectedMs: Double?
         var firstFrameMs: Double?
+        /// The first decoded frame's wall-clock time (ms since the Unix epoch).
+        var firstFrameEpochMs: Double?
         var endMs: Double?
     }
 
@@ -230,6 +245,24 @@ struct ViewerResult: Decodable, Sendable {
     var videoHeight: Int?
     /// Frames decoded per second from the first to the last received frame.
     var averageFps: Double?
+    /// The frame stamps read (`stamps: true`).
+    struct Stamps: Decodable, Sendable {
+        var frames: Int
+        var outOfOrder: Int
+        var repeated: Int
+        var skipped: Int
+        var invalid: Int
+    }
+    /// Glass-to-glass latency over the stamped frames, in ms.
+    struct Latency: Decodable, Sendable {
+        var count: Int
+        var p50: Double?
+        var p95: Double?
+    }
+    /// The frame stamps read (`stamps: true`).
+    var stamps: Stamps?
+    /// Glass-to-glass latency (`stamps: true`).
+    var latencyMs: Latency?
     /// When things happened.
     var timing: Timing?
     /// The page's progress lines.

@@ -26,6 +26,8 @@ struct JanusPublishTests {
         var targetBitrateKbps: Int
         var lossBasedEstimateKbps: Int?
         var lastFiveSecondsKbps: Double?
+        var packets: Int
+        var bitrateKbps: Double
     }
 
     /// Runs `body` in a fresh lab with the built `capturer-probe`, or says loudly why the test is skipped.
@@ -38,22 +40,42 @@ struct JanusPublishTests {
 
     /// One publish run with a Chromium subscriber: the viewer waits for the publisher's feed, so it joins mid-stream.
     static func publishAndWatch(
-        _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil, idle: Int = 2
+        _ lab: JanusLab, probe: String, seconds: Int, extra: [String] = [], adminSnapshot: URL? = nil, idle: Int = 2,
+        target: String = "640x480", stamps: Bool = false
     ) async throws -> (PublishReport, ViewerResult, ExternalProcess.Result) {
-        let whip = try #require(lab.whipURL)
         async let viewing = lab.view(
-            query: "mode=videoroom&room=1234&idle=\(idle)", seconds: 40, adminSnapshot: adminSnapshot)
+            query: "mode=videoroom&room=1234&idle=\(idle)", seconds: 40, adminSnapshot: adminSnapshot, stamps: stamps)
+        let startedMs = Date().timeIntervalSince1970 * 1_000
+        let (report, run) = try await publish(lab, probe: probe, seconds: seconds, target: target, extra: extra)
+        let viewer = try await viewing
+        if let first = viewer.timing?.firstFrameEpochMs {
+            print("publish \(target) started → first frame decoded in Chromium: \(Int(first - startedMs)) ms")
+        }
+        return (report, viewer, run)
+    }
+
+    /// `capturer-probe publish --json` into the room from the publisher namespace, and its report.
+    static func publish(
+        _ lab: JanusLab, probe: String, seconds: Int, target: String = "640x480", extra: [String] = []
+    ) async throws -> (PublishReport, ExternalProcess.Result) {
+        let whip = try #require(lab.whipURL)
         let run = try await lab.publish(
             probe,
             [
-                "publish", "--whip", whip, "--target", "640x480", "--fps-limit", "30", "--seconds", "\(seconds)",
+                "publish", "--whip", whip, "--target", target, "--fps-limit", "30", "--seconds", "\(seconds)",
                 "--json",
             ]
                 + extra)
-        let viewer = try await viewing
         #expect(run.status == 0, "capturer-probe publish: \(run.stderrText.suffix(2_000))")
-        let report = try JSONDecoder().decode(PublishReport.self, from: run.stdout)
-        return (report, viewer, run)
+        return (try JSONDecoder().decode(PublishReport.self, from: run.stdout), run)
+    }
+
+    /// The stamps a viewer read and the glass-to-glass latency it measured, for the log.
+    static func describeStamps(_ name: String, _ viewer: ViewerResult) -> String {
+        let stamps = viewer.stamps
+        return "\(name): stamps \(stamps?.frames ?? 0) read, \(stamps?.outOfOrder ?? -1) out of order, "
+            + "\(stamps?.repeated ?? -1) repeated, \(stamps?.skipped ?? -1) skipped, \(stamps?.invalid ?? -1) unreadable; "
+            + "glass to glass p50 \(viewer.latencyMs?.p50 ?? -1) ms, p95 \(viewer.latencyMs?.p95 ?? -1) ms"
     }
 
     static func describe(_ name: String, _ report: PublishReport, _ viewer: ViewerResult) -> String {
@@ -172,6 +194,62 @@ struct JanusPublishTests {
             // The first seconds overfill the link (1.5 Mbit/s into 0.5) and freeze the picture until the rate comes
             // down; then it plays again: at least a third of the run's frames decoded.
             #expect((viewer.inbound?.framesDecoded ?? 0) > report.framesSent / 3, "Chromium keeps decoding")
+        }
+    }
+
+    @Test(
+        "two Chromium viewers at once: each decodes ≥ 95 % in order, glass to glass measured; our uplink stays one stream"
+    )
+    func twoViewers() async throws {
+        try await Self.withLab("Janus VideoRoom: two viewers") { lab, probe in
+            let query = "mode=videoroom&room=1234&idle=2"
+            async let first = lab.view(query: query, seconds: 40, stamps: true)
+            async let second = lab.view(query: query, seconds: 40, stamps: true, role: "viewer2", port: 8001)
+            async let publishing = Self.publish(lab, probe: probe, seconds: 10)
+            // Janus's handles once both subscribers play: one publisher's stream in, one copy out to each viewer.
+            var handles: [JanusHandle] = []
+            if try await lab.waitForViewer(), try await lab.waitForViewer(role: "viewer2") {
+                try await Task.sleep(for: .seconds(2))
+                handles = try await lab.admin()
+            }
+            let (report, _) = try await publishing
+            let viewers = [try await first, try await second]
+            let sentFps = Double(report.framesSent) / 10
+            for (index, viewer) in viewers.enumerated() {
+                print(Self.describe("viewer \(index + 1) of 2", report, viewer))
+                print(Self.describeStamps("viewer \(index + 1) of 2 (through Janus, 640x480)", viewer))
+                #expect(viewer.ok, "viewer \(index + 1): \(viewer.error ?? "") \(viewer.events ?? [])")
+                #expect(viewer.videoWidth == 640 && viewer.videoHeight == 480)
+                #expect(
+                    (viewer.averageFps ?? 0) >= 0.95 * sentFps, "decoded \(viewer.averageFps ?? 0) fps of \(sentFps)")
+                #expect((viewer.stamps?.frames ?? 0) >= 100)
+                #expect(viewer.stamps?.outOfOrder == 0 && viewer.stamps?.repeated == 0)
+                #expect(viewer.latencyMs?.p50 != nil)
+            }
+            let receiving = handles.filter { ($0.media.first?.inPackets ?? 0) > 0 }
+            let sending = handles.filter { ($0.media.first?.outPackets ?? 0) > 0 }
+            print(
+                "two viewers: Janus has \(receiving.count) handle(s) receiving and \(sending.count) sending; we sent "
+                    + "\(report.packets) packets at \(report.bitrateKbps) kbit/s, \(report.keyFramesSent) key frames, "
+                    + "\(report.plisReceived) PLIs")
+            #expect(receiving.count == 1, "one stream up from us, whatever the number of viewers")
+            #expect(sending.count == 2, "one copy down to each viewer")
+            #expect(report.plisReceived >= 2, "each viewer's join asked us for a key frame")
+        }
+    }
+
+    @Test("glass to glass through Janus at 1280x720: in order, none repeated, latency measured")
+    func glassToGlass720p() async throws {
+        try await Self.withLab("Janus VideoRoom: 1280x720 glass to glass") { lab, probe in
+            let (report, viewer, _) = try await Self.publishAndWatch(
+                lab, probe: probe, seconds: 8, extra: ["--bitrate", "2000"], target: "1280x720", stamps: true)
+            print(Self.describe("1280x720", report, viewer))
+            print(Self.describeStamps("1280x720 through Janus", viewer))
+            #expect(viewer.ok, "viewer: \(viewer.error ?? "") \(viewer.events ?? [])")
+            #expect(viewer.videoWidth == 1280 && viewer.videoHeight == 720)
+            #expect((viewer.stamps?.frames ?? 0) >= 100)
+            #expect(viewer.stamps?.outOfOrder == 0 && viewer.stamps?.repeated == 0)
+            #expect(viewer.latencyMs?.p50 != nil)
         }
     }
 }

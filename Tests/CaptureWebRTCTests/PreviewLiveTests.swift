@@ -18,15 +18,15 @@ struct PreviewLiveTests {
         let server: PreviewServer
         let port: Int
 
-        static func start() async throws -> Preview {
+        static func start(width: Int = 640, height: Int = 480) async throws -> Preview {
             let session = try PreviewSession(
                 encoder: VP8EncoderConfiguration(targetBitrateKbps: 1_000, framerate: 30),
                 hostAddresses: [.loopbackIPv4(port: 0)])
             let server = PreviewServer(handler: session)
             let port = try await server.listen(bind: "127.0.0.1", port: 0)
             let capturer = CameraVideoCapturer(delegate: session.pipeline, provider: .builtIn)
-            try await capturer.startCapture(target: Dimensions(width: 640, height: 480))
-            session.describeCapture(width: 640, height: 480, fps: 30, rotation: 0)
+            try await capturer.startCapture(target: Dimensions(width: width, height: height))
+            session.describeCapture(width: width, height: height, fps: 30, rotation: 0)
             return Preview(capturer: capturer, session: session, server: server, port: port)
         }
 
@@ -50,14 +50,17 @@ struct PreviewLiveTests {
             + "skipped; glass to glass p50 \(report.latencyMs.p50 ?? -1) ms, p95 \(report.latencyMs.p95 ?? -1) ms"
     }
 
-    @Test("Chromium plays the page: frames in order, none repeated, glass-to-glass latency; a screenshot is kept")
-    func pagePlays() async throws {
+    @Test(
+        "Chromium plays the page: frames in order, none repeated, glass-to-glass latency; a screenshot is kept",
+        arguments: [(640, 480), (1280, 720)])
+    func pagePlays(width: Int, height: Int) async throws {
         if let reason = HeadlessChromium.unavailableReason() {
             print("SKIPPED (preview in Chromium): \(reason)")
             return
         }
-        let preview = try await Preview.start()
-        let screenshot = Self.artifacts().appendingPathComponent("preview-page.png")
+        let preview = try await Preview.start(width: width, height: height)
+        let screenshot = Self.artifacts().appendingPathComponent(
+            width == 640 ? "preview-page.png" : "preview-page-\(width)x\(height).png")
         let report: HeadlessChromium.PreviewReport
         do {
             report = try await HeadlessChromium.run(
@@ -68,10 +71,10 @@ struct PreviewLiveTests {
             throw error
         }
         await preview.stop()
-        print(Self.describe("preview", report))
+        print(Self.describe("preview \(width)x\(height)", report))
         print("preview: screenshot kept at \(screenshot.path)")
         #expect(report.error == nil)
-        #expect(report.width == 640 && report.height == 480)
+        #expect(report.width == width && report.height == height)
         #expect(report.framesDecoded >= 120, "6 s at 30 fps")
         #expect(report.stamps.frames >= 100)
         #expect(report.stamps.outOfOrder == 0)
