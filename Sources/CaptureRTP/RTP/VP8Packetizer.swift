@@ -130,7 +130,9 @@ public final class VP8Packetizer {
         var offset = 16
         if let midID = configuration.midExtensionID, !midBytes.isEmpty {
             buffer[offset] = midID << 4 | UInt8(midBytes.count - 1)
-            for (index, byte) in midBytes.enumerated() { buffer[offset + 1 + index] = byte }
+            midBytes.withUnsafeBytes { mid in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + mid.count]).copyMemory(from: mid)
+            }
             offset += 1 + midBytes.count
         }
         if let orientationID {
