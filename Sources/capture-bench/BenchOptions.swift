@@ -53,7 +53,7 @@ struct BenchOptions {
                    capture-bench capture --size WxH [--layout nv12|i420] [--frames N] [--warmup W] [--copy yes] [--device /dev/videoN] [--format FOURCC]
                    capture-bench pipeline --size WxH [--input FILE --format YUYV|MJPG] [--frames N] [--kbps K] [--fps F]
                                      [--streams N] [--warmup W] [--ivf out.ivf]
-                   capture-bench send --size WxH [--frames N] [--warmup W] [--kbps K] [--srtp yes] [--paced yes]
+                   capture-bench send --size WxH [--frames N] [--warmup W] [--kbps K] [--srtp no|cm80|gcm] [--webrtc yes] [--paced yes]
                                      [--scope all|sender]
 
             """)

@@ -11,7 +11,9 @@ import Synchronization
 #endif
 
 /// The send path: the synthetic camera (unpaced unless `--paced yes`) → `SendPipeline` (VP8) → `VideoSender` (plain
-/// RTP, or SRTP with `--srtp yes`) → a loopback UDP socket that only drains. With the malloc interposer preloaded
+/// RTP, or SRTP with `--srtp cm80|gcm`, `yes` being cm80) → a loopback UDP socket that only drains. `--webrtc yes`
+/// adds what a WebRTC sender does per packet: the RTX history (every packet stored in the fixed ring), the `sdes:mid`
+/// and video-orientation header extensions, and AEAD_AES_128_GCM unless `--srtp` says otherwise. With the malloc interposer preloaded
 /// (`LD_PRELOAD=libMallocInterposerSwift.so`, as for `capture`), it counts heap allocations between sent frame
 /// `warmup` and frame `warmup + frames`: on every thread (`--scope all`, the default: capture, conversion, encoder,
 /// sender, RTCP and drain threads), or only while `VideoSender.consume` runs (`--scope sender`: packetize, protect,
@@ -21,17 +23,26 @@ struct SendBench {
     let frames: Int
     let warmup: Int
     let kbps: Int
-    let srtp: Bool
+    let srtp: SRTPProfile?
+    let webrtc: Bool
     let paced: Bool
     let senderOnly: Bool
+    let isolated: Bool
 
     init(_ options: BenchOptions) throws(CaptureError) {
         size = try options.dimensions()
         frames = try options.int("frames", default: 1000)
         warmup = try options.int("warmup", default: 100)
         kbps = try options.int("kbps", default: 1_000)
-        srtp = options.values["srtp"] == "yes"
+        webrtc = options.values["webrtc"] == "yes"
+        switch options.values["srtp"] ?? (webrtc ? "gcm" : "no") {
+        case "no": srtp = nil
+        case "yes", "cm80": srtp = .aesCM128HMACSHA1_80
+        case "gcm": srtp = .aeadAES128GCM
+        case let other: throw CaptureError(.invalidArgument, "bad --srtp \(other) (no, cm80 or gcm)")
+        }
         paced = options.values["paced"] == "yes"
+        isolated = options.values["isolated"] == "yes"
         switch options.values["scope"] ?? "all" {
         case "all": senderOnly = false
         case "sender": senderOnly = true
@@ -44,13 +55,23 @@ struct SendBench {
         let drain = try UDPSocket(bindingTo: SocketAddress.loopbackIPv4(port: 0))
         let drained = Locked((datagrams: 0, stopped: false))
         Thread.detachNewThread { Self.drainLoop(drain, into: drained) }
-        let packetizer = RTPPacketizerConfiguration()
+        var packetizer = RTPPacketizerConfiguration()
+        if webrtc {
+            packetizer.midExtensionID = 1
+            packetizer.mid = "0"
+            packetizer.videoOrientationExtensionID = 3
+        }
         let sender = try VideoSender(
             configuration: VideoSenderConfiguration(
                 remote: drain.localAddress, rtcpMux: true, packetizer: packetizer,
-                srtp: srtp ? SRTPKeyingMaterial.random() : nil))
+                srtp: srtp.map { SRTPKeyingMaterial.random(profile: $0) },
+                retransmission: webrtc ? RetransmissionConfiguration() : nil))
         let sink = CountingSink(
-            sender: sender, warmup: warmup, limit: warmup + frames, senderOnly: senderOnly)
+            sender: sender, warmup: warmup, limit: warmup + frames, senderOnly: senderOnly || isolated)
+        if isolated {
+            try await runIsolated(sink: sink, sender: sender, drain: drain, drained: drained)
+            return
+        }
         let pipeline = try SendPipeline(
             configuration: SendPipelineConfiguration(
                 encoder: VP8EncoderConfiguration(targetBitrateKbps: kbps, framerate: 30), maxBitrateKbps: kbps),
@@ -69,7 +90,7 @@ struct SendBench {
         let seconds = Double(window.endNs &- window.startNs) / 1e9
         let packets = Double(window.packets)
         print(
-            "size=\(size) srtp=\(srtp) paced=\(paced) scope=\(senderOnly ? "sender" : "all") frames=\(frames) "
+            "size=\(size) srtp=\(srtp?.rawValue ?? "none") webrtc=\(webrtc) paced=\(paced) scope=\(senderOnly ? "sender" : "all") frames=\(frames) "
                 + "seconds=\(fixed(seconds, 3)) fps=\(fixed(Double(frames) / seconds, 1)) "
                 + "packets=\(window.packets) packets_per_frame=\(fixed(packets / Double(frames))) "
                 + "payload_bytes_per_frame=\(fixed(Double(window.payloadBytes) / Double(frames), 1)) "
@@ -80,6 +101,33 @@ struct SendBench {
                 + "send_errors=\(sent.sendErrors) datagrams_received=\(drained.withLock { $0.datagrams }) "
                 + "glass_to_wire_p50_ms=\(fixed(sent.glassToWire.p50Ms, 3)) "
                 + "glass_to_wire_p99_ms=\(fixed(sent.glassToWire.p99Ms, 3))")
+    }
+
+    /// `--isolated yes`: the sender alone on this thread, fed frames made up front (a key frame every 300, the rest the
+    /// size `--kbps` gives at 30 fps), nothing else running but the drain: every allocation counted is the sender's
+    /// (packetize, header extensions, RTX history, SRTP, send).
+    private func runIsolated(
+        sink: CountingSink, sender: VideoSender, drain: UDPSocket,
+        drained: Locked<(datagrams: Int, stopped: Bool)>
+    ) async throws {
+        let deltaBytes = kbps * 1_000 / 8 / 30
+        let made = (0..<warmup + frames).map { index in
+            let key = index % 300 == 0
+            return EncodedFrame(
+                bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: key ? 6 * deltaBytes : deltaBytes),
+                isKeyFrame: key, rtpTimestamp: UInt32(truncatingIfNeeded: index * 3_000),
+                captureTimeNs: MonotonicClock.nowNs(), rotation: .degrees0, dimensions: size, qp: 30)
+        }
+        for frame in made { sink.consume(frame) }
+        let window = await sink.finished()
+        let statistics = MallocInterposerSwift.getStatistics()
+        drain.close()
+        while !drained.withLock({ $0.stopped }) { usleep(1_000) }
+        print(
+            "isolated=yes size=\(size) srtp=\(srtp?.rawValue ?? "none") webrtc=\(webrtc) frames=\(frames) "
+                + "packets=\(window.packets) mallocs=\(statistics.mallocCount) "
+                + "mallocs_per_packet=\(fixed(Double(statistics.mallocCount) / max(1, Double(window.packets)), 3)) "
+                + "send_errors=\(sender.statistics.sendErrors)")
     }
 
     /// Receives and discards datagrams until the socket is closed.

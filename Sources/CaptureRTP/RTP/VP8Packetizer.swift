@@ -131,7 +131,8 @@ public final class VP8Packetizer {
         if let midID = configuration.midExtensionID, !midBytes.isEmpty {
             buffer[offset] = midID << 4 | UInt8(midBytes.count - 1)
             midBytes.withUnsafeBytes { mid in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + mid.count]).copyMemory(from: mid)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + mid.count]).copyMemory(
+                    from: mid)
             }
             offset += 1 + midBytes.count
         }
