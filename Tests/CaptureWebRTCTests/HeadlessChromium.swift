@@ -1,6 +1,23 @@
 import CaptureTestSupport
 import Foundation
 
+/// What a page's stamp reader (`PreviewPage.stampScript`) counted: frames read, out of order, repeated, skipped,
+/// unreadable.
+struct StampCounts: Decodable, Sendable {
+    var frames: Int
+    var outOfOrder: Int
+    var repeated: Int
+    var skipped: Int
+    var invalid: Int
+}
+
+/// Glass-to-glass latency over the stamped frames (`latencySummary`), in ms.
+struct LatencySummary: Decodable, Sendable {
+    var count: Int
+    var p50: Double?
+    var p95: Double?
+}
+
 /// Headless Chromium opening a page that POSTs its summary to a report URL (the preview page's `?report=`), with
 /// `Scripts/viewer-server.py` (standard-library Python) as the report's receiver and, when asked, as a server of
 /// another origin.
@@ -18,18 +35,6 @@ enum HeadlessChromium {
 
     /// The preview page's summary (`window.previewState`).
     struct PreviewReport: Decodable {
-        struct Stamps: Decodable {
-            var frames: Int
-            var outOfOrder: Int
-            var repeated: Int
-            var skipped: Int
-            var invalid: Int
-        }
-        struct Latency: Decodable {
-            var count: Int
-            var p50: Double?
-            var p95: Double?
-        }
         var status: String
         var error: String?
         var width: Int
@@ -40,8 +45,8 @@ enum HeadlessChromium {
         var packetsLost: Int
         var rotation: Int?
         var rttMs: Double?
-        var stamps: Stamps
-        var latencyMs: Latency
+        var stamps: StampCounts
+        var latencyMs: LatencySummary
     }
 
     /// Opens the URL `page(origin)` builds (`origin` is the receiver's `http://127.0.0.1:PORT`, which also serves

@@ -246,23 +246,9 @@ struct ViewerResult: Decodable, Sendable {
     /// Frames decoded per second from the first to the last received frame.
     var averageFps: Double?
     /// The frame stamps read (`stamps: true`).
-    struct Stamps: Decodable, Sendable {
-        var frames: Int
-        var outOfOrder: Int
-        var repeated: Int
-        var skipped: Int
-        var invalid: Int
-    }
-    /// Glass-to-glass latency over the stamped frames, in ms.
-    struct Latency: Decodable, Sendable {
-        var count: Int
-        var p50: Double?
-        var p95: Double?
-    }
-    /// The frame stamps read (`stamps: true`).
-    var stamps: Stamps?
+    var stamps: StampCounts?
     /// Glass-to-glass latency (`stamps: true`).
-    var latencyMs: Latency?
+    var latencyMs: LatencySummary?
     /// When things happened.
     var timing: Timing?
     /// The page's progress lines.
