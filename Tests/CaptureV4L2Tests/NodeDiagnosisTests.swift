@@ -24,18 +24,19 @@ struct NodeDiagnosisTests {
         return path
     }
 
-    /// Spawns `sleep 30` with `path` open on its standard input; returns its pid.
+    /// Spawns `sleep 30` with `path` open on its standard input and no other descriptor; returns its pid. bash closes
+    /// what the fork inherited before it opens `path` and becomes `sleep` (same pid): a descriptor another test had
+    /// open at the fork (Foundation's file writes are not close-on-exec) would otherwise stay open in `sleep` and make
+    /// that test's file look held.
     static func spawnHolder(of path: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
-        let words: [String] = ["sleep", "30"]
+        let script =
+            #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; exec sleep 30 <"$0""#
+        let words: [String] = ["bash", "-c", script, path]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "sleep", &actions, nil, argv, environ)
-        try #require(spawned == 0, "could not run sleep: \(spawned)")
+        let spawned = posix_spawnp(&pid, "bash", nil, nil, argv, environ)
+        try #require(spawned == 0, "could not run bash: \(spawned)")
         return pid
     }
 
@@ -52,7 +53,7 @@ struct NodeDiagnosisTests {
         #expect(NodeDiagnosis.holders(of: path).isEmpty)
         let pid = try Self.spawnHolder(of: path)
         defer { Self.reap(pid) }
-        // posix_spawn returns once the child exists; its descriptor table is set up before it runs `sleep`.
+        // The child opens the file and becomes `sleep` shortly after posix_spawn returns.
         var holders: [DeviceHolder] = []
         for _ in 0..<200 {
             holders = NodeDiagnosis.holders(of: path)

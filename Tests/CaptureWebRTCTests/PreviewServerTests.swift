@@ -170,7 +170,8 @@ struct PreviewServerTests {
         let clock = ContinuousClock()
         let started = clock.now
         await server.stop()
-        #expect(clock.now - started < .seconds(5))
+        // A hang detector, not a timing: a sanitized parallel run took 8.6 s.
+        #expect(clock.now - started < .seconds(60))
         for channel in channels {
             // The server closed its side: each client channel sees its close.
             try await channel.closeFuture.get()
@@ -190,7 +191,8 @@ struct PreviewServerTests {
         let clock = ContinuousClock()
         let started = clock.now
         try await channel.closeFuture.get()
-        #expect(clock.now - started < .seconds(5))
+        // A hang detector, not a timing: a sanitized parallel run took 8.6 s.
+        #expect(clock.now - started < .seconds(60))
         await server.stop()
         try await clients.shutdownGracefully()
     }
