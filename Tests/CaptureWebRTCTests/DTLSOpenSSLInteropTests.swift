@@ -25,6 +25,36 @@ import Testing
         }
     }
 
+    /// What both interop tests start from: the openssl tool, a scratch folder (removed afterwards) with the peer's
+    /// certificate and key, our certificate and our UDP socket on the loopback.
+    struct Setup {
+        let tool: String
+        let directory: URL
+        let certPath: String
+        let keyPath: String
+        let peerFingerprint: DTLSFingerprint
+        let certificate: DTLSCertificate
+        let socket: UDPSocket
+    }
+
+    /// Runs `body` with a fresh ``Setup``, closing the socket and removing the folder afterwards.
+    static func withSetup(_ body: (Setup) async throws -> Void) async throws {
+        guard let tool = openSSL else {
+            Issue.record("the openssl tool is not installed")
+            return
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (certPath, keyPath, peerFingerprint) = try await peerCertificate(in: directory, tool: tool)
+        let socket = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+        defer { socket.close() }
+        try await body(
+            Setup(
+                tool: tool, directory: directory, certPath: certPath, keyPath: keyPath,
+                peerFingerprint: peerFingerprint, certificate: try DTLSCertificate(), socket: socket))
+    }
+
     /// A P-256 key and self-signed certificate made by the openssl tool, and its SHA-256 fingerprint as it prints it.
     static func peerCertificate(
         in directory: URL, tool: String
@@ -48,110 +78,97 @@ import Testing
     // Without the tool the test is reported as skipped, with this reason.
     @Test(.enabled(if: openSSL != nil, "the openssl tool is not installed"), .timeLimit(.minutes(1)))
     func openSSLClientHandshakesWithOurServer() async throws {
-        guard let tool = Self.openSSL else {
-            Issue.record("the openssl tool is not installed")
-            return
+        try await Self.withSetup { setup in
+            let (tool, certPath, keyPath) = (setup.tool, setup.certPath, setup.keyPath)
+            let (peerFingerprint, certificate, socket) = (setup.peerFingerprint, setup.certificate, setup.socket)
+            let port = socket.localAddress.port
+
+            async let client = ExternalProcess.run(
+                tool,
+                [
+                    "s_client", "-dtls1_2", "-connect", "127.0.0.1:\(port)", "-use_srtp", "SRTP_AES128_CM_SHA1_80",
+                    "-cert", certPath, "-key", keyPath, "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen",
+                    "60",
+                ])
+            let served = await Self.onThread { Self.serve(on: socket, certificate: certificate, peer: peerFingerprint) }
+            let result = try await client
+            let output = result.stdoutText
+
+            #expect(
+                served.connected,
+                "final state \(served.finalState), errors \(served.errors); openssl: \(result.stderrText)"
+            )
+            #expect(served.finalState == "closed", "\(served.errors)")
+            #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AES128_CM_SHA1_80"), "\(output)")
+            // Our certificate, key exchange and protocol as OpenSSL saw them.
+            #expect(output.contains("CN = capturer-probe"), "\(output)")
+            #expect(output.contains("Server Temp Key: ECDH, prime256v1"), "\(output)")
+            #expect(output.contains("Peer signature type: ECDSA"), "\(output)")
+            #expect(output.contains("Protocol  : DTLSv1.2"), "\(output)")
+            let keys = try #require(served.keys)
+            #expect(keys.profile == .aesCM128HMACSHA1_80)
+            // We are the server: remote is the client's, local the server's (client_key|server_key|client_salt|server_salt).
+            let expected = keys.remote.key + keys.local.key + keys.remote.salt + keys.local.salt
+            let hex = expected.map { String(format: "%02X", $0) }.joined()
+            #expect(output.contains("Keying material: \(hex)"), "\(output)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dtls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (certPath, keyPath, peerFingerprint) = try await Self.peerCertificate(in: directory, tool: tool)
-
-        let certificate = try DTLSCertificate()
-        let socket = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
-        defer { socket.close() }
-        let port = socket.localAddress.port
-
-        async let client = ExternalProcess.run(
-            tool,
-            [
-                "s_client", "-dtls1_2", "-connect", "127.0.0.1:\(port)", "-use_srtp", "SRTP_AES128_CM_SHA1_80",
-                "-cert", certPath, "-key", keyPath, "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "60",
-            ])
-        let served = await Self.onThread { Self.serve(on: socket, certificate: certificate, peer: peerFingerprint) }
-        let result = try await client
-        let output = result.stdoutText
-
-        #expect(
-            served.connected, "final state \(served.finalState), errors \(served.errors); openssl: \(result.stderrText)"
-        )
-        #expect(served.finalState == "closed", "\(served.errors)")
-        #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AES128_CM_SHA1_80"), "\(output)")
-        // Our certificate, key exchange and protocol as OpenSSL saw them.
-        #expect(output.contains("CN = capturer-probe"), "\(output)")
-        #expect(output.contains("Server Temp Key: ECDH, prime256v1"), "\(output)")
-        #expect(output.contains("Peer signature type: ECDSA"), "\(output)")
-        #expect(output.contains("Protocol  : DTLSv1.2"), "\(output)")
-        let keys = try #require(served.keys)
-        #expect(keys.profile == .aesCM128HMACSHA1_80)
-        // We are the server: remote is the client's, local the server's (client_key|server_key|client_salt|server_salt).
-        let expected = keys.remote.key + keys.local.key + keys.remote.salt + keys.local.salt
-        let hex = expected.map { String(format: "%02X", $0) }.joined()
-        #expect(output.contains("Keying material: \(hex)"), "\(output)")
     }
 
     @Test(.enabled(if: openSSL != nil, "the openssl tool is not installed"), .timeLimit(.minutes(1)))
     func ourClientHandshakesWithOpenSSLServer() async throws {
-        guard let tool = Self.openSSL else {
-            Issue.record("the openssl tool is not installed")
-            return
+        try await Self.withSetup { setup in
+            let (tool, certPath, keyPath) = (setup.tool, setup.certPath, setup.keyPath)
+            let (peerFingerprint, certificate, socket) = (setup.peerFingerprint, setup.certificate, setup.socket)
+            let directory = setup.directory
+            // A port free a moment ago, for the server (s_server cannot report the one it picks).
+            let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+            let port = probe.localAddress.port
+            probe.close()
+
+            let arguments = [
+                "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-use_srtp",
+                "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80", "-cert", certPath, "-key", keyPath, "-keymatexport",
+                "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56",
+            ]
+            let outputPath = directory.appendingPathComponent("s_server.out").path
+            let peer = SocketAddress.loopbackIPv4(port: port)
+            // s_server quits when its standard input ends, so it gets a pipe held open until we have closed.
+            let (served, status) = await Self.onThread { () -> (Served, Int32) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: tool)
+                process.arguments = arguments
+                let input = Pipe()
+                process.standardInput = input
+                guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+                    let output = FileHandle(forWritingAtPath: outputPath)
+                else { return (Served(errors: ["cannot create \(outputPath)"]), -1) }
+                defer { try? output.close() }
+                process.standardOutput = output
+                process.standardError = output
+                do { try process.run() } catch { return (Served(errors: ["\(error)"]), -1) }
+                let served = Self.connect(
+                    from: socket, to: peer, certificate: certificate, peerFingerprint: peerFingerprint)
+                try? input.fileHandleForWriting.close()
+                let deadline = Date().addingTimeInterval(10)
+                while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+                if process.isRunning { process.terminate() }
+                process.waitUntilExit()
+                return (served, process.terminationStatus)
+            }
+            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            #expect(status == 0, "\(output)")
+
+            #expect(
+                served.connected, "final state \(served.finalState), errors \(served.errors); openssl: \(output)"
+            )
+            #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AEAD_AES_128_GCM"), "\(output)")
+            let keys = try #require(served.keys)
+            #expect(keys.profile == .aeadAES128GCM)
+            // We are the client: local is the client's.
+            let expected = keys.local.key + keys.remote.key + keys.local.salt + keys.remote.salt
+            let hex = expected.map { String(format: "%02X", $0) }.joined()
+            #expect(output.contains("Keying material: \(hex)"), "\(output)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dtls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (certPath, keyPath, peerFingerprint) = try await Self.peerCertificate(in: directory, tool: tool)
-
-        let certificate = try DTLSCertificate()
-        let socket = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
-        defer { socket.close() }
-        // A port free a moment ago, for the server (s_server cannot report the one it picks).
-        let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
-        let port = probe.localAddress.port
-        probe.close()
-
-        let arguments = [
-            "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-use_srtp",
-            "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80", "-cert", certPath, "-key", keyPath, "-keymatexport",
-            "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56",
-        ]
-        let outputPath = directory.appendingPathComponent("s_server.out").path
-        let peer = SocketAddress.loopbackIPv4(port: port)
-        // s_server quits when its standard input ends, so it gets a pipe held open until we have closed.
-        let (served, status) = await Self.onThread { () -> (Served, Int32) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-            let input = Pipe()
-            process.standardInput = input
-            guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-                let output = FileHandle(forWritingAtPath: outputPath)
-            else { return (Served(errors: ["cannot create \(outputPath)"]), -1) }
-            defer { try? output.close() }
-            process.standardOutput = output
-            process.standardError = output
-            do { try process.run() } catch { return (Served(errors: ["\(error)"]), -1) }
-            let served = Self.connect(
-                from: socket, to: peer, certificate: certificate, peerFingerprint: peerFingerprint)
-            try? input.fileHandleForWriting.close()
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            return (served, process.terminationStatus)
-        }
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        #expect(status == 0, "\(output)")
-
-        #expect(
-            served.connected, "final state \(served.finalState), errors \(served.errors); openssl: \(output)"
-        )
-        #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AEAD_AES_128_GCM"), "\(output)")
-        let keys = try #require(served.keys)
-        #expect(keys.profile == .aeadAES128GCM)
-        // We are the client: local is the client's.
-        let expected = keys.local.key + keys.remote.key + keys.local.salt + keys.remote.salt
-        let hex = expected.map { String(format: "%02X", $0) }.joined()
-        #expect(output.contains("Keying material: \(hex)"), "\(output)")
     }
 
     /// Our client endpoint on `socket` to `peer`: handshakes (retransmitting while the server starts), then closes.
