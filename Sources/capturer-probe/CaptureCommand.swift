@@ -119,10 +119,7 @@ extension CapturerProbe {
             }
             await waiter.value
             timer.cancel()
-            let stopError: (any Error)?
-            do { try await run.stop(); stopError = nil } catch { stopError = error }
-            let record = try consumer.finish()
-            if let stopError { throw stopError }
+            let record = try await run.stop { try consumer.finish() }
 
             let statistics = run.capturer.statistics
             let timing = TimingSummary(record.timing)

@@ -32,4 +32,14 @@ struct CaptureRun {
         await capturer.stopCapture()
         if let failure { throw failure }
     }
+
+    /// Stops capturing, then runs `finish` (whatever the capture's end), then rethrows the error that ended the capture
+    /// early, if one did; otherwise returns what `finish` returned. An error `finish` throws comes first.
+    func stop<T>(then finish: () async throws -> T) async throws -> T {
+        let stopError: (any Error)?
+        do { try await stop(); stopError = nil } catch { stopError = error }
+        let result = try await finish()
+        if let stopError { throw stopError }
+        return result
+    }
 }

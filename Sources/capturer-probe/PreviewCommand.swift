@@ -102,11 +102,10 @@ extension CapturerProbe {
             while !interrupted.isSet, MonotonicClock.nowNs() < deadlineNs, case .running = run.capturer.captureState {
                 try await Task.sleep(for: .milliseconds(50))
             }
-            let stopError: (any Error)?
-            do { try await run.stop(); stopError = nil } catch { stopError = error }
-            await server.stop()
-            await session.stop()
-            if let stopError { throw stopError }
+            try await run.stop {
+                await server.stop()
+                await session.stop()
+            }
             let counts = session.viewerCounts
             let requests = server.statistics.snapshot
             let result = Output(

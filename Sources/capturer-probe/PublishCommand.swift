@@ -162,11 +162,11 @@ extension CapturerProbe {
                 let seconds = Double(last.ns &- first.ns) / 1e9
                 window = (Double(last.bytes - first.bytes) * 8 / 1_000 / seconds).rounded(places: 1)
             }
-            let stopError: (any Error)?
-            do { try await run.stop(); stopError = nil } catch { stopError = error }
-            let statistics = publisher.statistics
-            await publisher.stop()
-            if let stopError { throw stopError }
+            let statistics = try await run.stop {
+                let statistics = publisher.statistics
+                await publisher.stop()
+                return statistics
+            }
 
             let sent = statistics.sender ?? VideoSenderStatistics()
             let encoded = statistics.pipeline ?? SendPipelineStatistics()

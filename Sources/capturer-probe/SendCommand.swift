@@ -146,10 +146,7 @@ extension CapturerProbe {
             {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            let stopError: (any Error)?
-            do { try await run.stop(); stopError = nil } catch { stopError = error }
-            pipeline.stop()
-            if let stopError { throw stopError }
+            try await run.stop { pipeline.stop() }
 
             let sent = sender.statistics
             let encoded = pipeline.statistics
