@@ -36,7 +36,7 @@ struct WebRTCTransportTests {
                 remote: publisher.localAddress, srtp: ours.local, remoteSRTP: ours.remote),
             transport: publisher)
         defer { sender.finish() }
-        publisher.setRTCPHandler { [weak sender] buffer, length in sender?.receiveRTCP(buffer, length: length) }
+        publisher.deliverRTCP(to: sender)
         for index in 0..<10 {
             sender.consume(
                 EncodedFrame(

@@ -155,7 +155,7 @@ public final class PreviewSession: WHEPSessionHandler {
             _ = await end(viewerID: id, failed: true)
             return
         }
-        transport.setRTCPHandler { [weak sender] buffer, length in sender?.receiveRTCP(buffer, length: length) }
+        transport.deliverRTCP(to: sender)
         sender.attach(to: pipeline)
         let stillThere = state.withLock { state -> Bool in
             guard state.viewers[id] != nil else { return false }

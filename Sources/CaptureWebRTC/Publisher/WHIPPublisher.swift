@@ -155,7 +155,7 @@ public final class WHIPPublisher: Sendable {
             await abandon(whip, transport)
             throw .pipeline("\(error)")
         }
-        transport.setRTCPHandler { [weak sender] buffer, length in sender?.receiveRTCP(buffer, length: length) }
+        transport.deliverRTCP(to: sender)
         sender.attach(to: pipeline)
         let session = Session(transport: transport, whip: whip, sender: sender, pipeline: pipeline)
         let stillWanted = state.withLock { state -> Bool in

@@ -18,7 +18,7 @@ public import Logging
 /// ICE agent and the DTLS endpoint are sans-IO state machines driven from those threads under one lock, with their
 /// timers run every 10 ms. It is a ``PacketTransport``: the ``VideoSender`` built once DTLS is connected sends its
 /// SRTP through ``send(_:)``, which goes out only on ICE's selected pair and only while consent holds (RFC 7675), and
-/// gets the peer's SRTCP through the handler given to ``setRTCPHandler(_:)``.
+/// gets the peer's SRTCP through ``deliverRTCP(to:)`` (or a handler given to ``setRTCPHandler(_:)``).
 public final class WebRTCTransport: PacketTransport {
     /// How the transport gathers and connects.
     public struct Configuration: Sendable {
@@ -213,6 +213,12 @@ public final class WebRTCTransport: PacketTransport {
     /// Where the peer's RTCP goes (the ``VideoSender``'s ``VideoSender/receiveRTCP(_:length:)``).
     public func setRTCPHandler(_ handler: @escaping @Sendable (UnsafeMutableRawBufferPointer, Int) -> Void) {
         rtcpHandler.withLock { $0 = handler }
+    }
+
+    /// Hands the peer's RTCP to `sender`, held weakly: the sender holds this transport, so a strong reference here
+    /// would keep both alive (a cycle that leaked every sender and transport until ``close()`` broke it).
+    public func deliverRTCP(to sender: VideoSender) {
+        setRTCPHandler { [weak sender] buffer, length in sender?.receiveRTCP(buffer, length: length) }
     }
 
     /// The state now.
