@@ -22,23 +22,11 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import sys
 import time
 import urllib.error
-import urllib.parse
-import urllib.request
 
-
-def cpu_seconds():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def http(url, method, body=None, headers=None):
-    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return response.status, response.headers, response.read()
+import whip
 
 
 async def run(args):
@@ -81,7 +69,7 @@ async def run(args):
             now = time.monotonic()
             if state["first_t"] is None:
                 state["first_t"] = now
-                state["cpu_at_first_frame"] = cpu_seconds()
+                state["cpu_at_first_frame"] = whip.cpu_seconds()
                 first_frame.set()
             state["frames"] += 1
             state["last_t"] = now
@@ -109,13 +97,8 @@ async def run(args):
               "targetBitrateKbps": pinned // 1000}
     location = None
     try:
-        status, headers, body = await asyncio.to_thread(
-            http, args.whip, "POST", pc.localDescription.sdp.encode(), {"Content-Type": "application/sdp"})
-        if status != 201:
-            raise RuntimeError(f"WHIP POST answered {status}")
-        if headers.get("Location"):
-            location = urllib.parse.urljoin(args.whip, headers["Location"])
-        await pc.setRemoteDescription(RTCSessionDescription(sdp=body.decode(), type="answer"))
+        answer, location = await asyncio.to_thread(whip.post_offer, args.whip, pc.localDescription.sdp)
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
         done, _ = await asyncio.wait(
             [asyncio.ensure_future(connected.wait()), asyncio.ensure_future(failed.wait())],
             timeout=args.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -135,16 +118,13 @@ async def run(args):
         frames = state["frames"]
         span = (state["last_t"] or 0) - (state["first_t"] or 0)
         if location:
-            try:
-                report["delete"] = (await asyncio.to_thread(http, location, "DELETE"))[0]
-            except (urllib.error.URLError, OSError) as error:
-                report["delete"] = str(error)
+            report["delete"] = await asyncio.to_thread(whip.delete, location)
         await pc.close()
     report.update({
         "framesSent": frames, "sendingSeconds": round(span, 3), "fileLoops": state["loops"],
         "rtpPayloadKbps": round(report.get("rtpPayloadBytes", 0) * 8 / 1000 / span, 1) if span > 0 else None,
         "cpuSecondsAtFirstFrame": round(state["cpu_at_first_frame"], 3) if state["cpu_at_first_frame"] else None,
-        "cpuSecondsTotal": round(cpu_seconds(), 3),
+        "cpuSecondsTotal": round(whip.cpu_seconds(), 3),
     })
     print(json.dumps(report), flush=True)
     return 0 if "error" not in report and frames > 0 else 1

@@ -17,24 +17,17 @@ and libsoup aborts with both in one process. HTTP here is urllib, which loads ne
 """
 import argparse
 import json
-import resource
 import sys
 import time
 import urllib.error
-import urllib.parse
-import urllib.request
 
 import gi
+import whip
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstWebRTC", "1.0")
 gi.require_version("GstSdp", "1.0")
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
-
-
-def cpu_seconds():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def fail(message):
@@ -89,7 +82,7 @@ def main():
 
     def on_frame(pad, info):
         if state["cpu_at_first_frame"] is None:
-            state["cpu_at_first_frame"] = cpu_seconds()
+            state["cpu_at_first_frame"] = whip.cpu_seconds()
             state["first_frame_t"] = time.monotonic()
         state["frames"] += 1
         state["last_frame_t"] = time.monotonic()
@@ -112,18 +105,12 @@ def main():
 
     def post_offer():
         offer = webrtc.get_property("local-description").sdp.as_text()
-        request = urllib.request.Request(
-            args.whip, data=offer.encode(), method="POST", headers={"Content-Type": "application/sdp"})
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                if response.status != 201:
-                    return stop(f"WHIP POST answered {response.status}")
-                answer = response.read().decode()
-                location = response.headers.get("Location")
+            answer, state["location"] = whip.post_offer(args.whip, offer)
+        except RuntimeError as error:
+            return stop(str(error))
         except (urllib.error.URLError, OSError) as error:
             return stop(f"WHIP POST failed: {error}")
-        if location:
-            state["location"] = urllib.parse.urljoin(args.whip, location)
         result, message = GstSdp.SDPMessage.new_from_text(answer)
         if result != GstSdp.SDPResult.OK:
             return stop("unparsable SDP answer")
@@ -186,13 +173,7 @@ def main():
     loop.run()
     pipeline.set_state(Gst.State.NULL)
 
-    deleted = None
-    if state["location"]:
-        try:
-            with urllib.request.urlopen(urllib.request.Request(state["location"], method="DELETE"), timeout=5) as r:
-                deleted = r.status
-        except (urllib.error.URLError, OSError) as error:
-            deleted = str(error)
+    deleted = whip.delete(state["location"], timeout=5) if state["location"] else None
     span = (state["last_frame_t"] or 0) - (state["first_frame_t"] or 0)
     report = {
         "publisher": "gstreamer-webrtcbin", "gstreamer": Gst.version_string(), "framesSent": state["frames"],
@@ -200,7 +181,7 @@ def main():
         "rtpKbps": round(state["bytes"] * 8 / 1000 / span, 1) if span > 0 else None,
         "connectedMs": state["connected_ms"], "sendingSeconds": round(span, 3),
         "cpuSecondsAtFirstFrame": round(state["cpu_at_first_frame"], 3) if state["cpu_at_first_frame"] else None,
-        "cpuSecondsTotal": round(cpu_seconds(), 3), "endOfFile": state["eos"], "delete": deleted,
+        "cpuSecondsTotal": round(whip.cpu_seconds(), 3), "endOfFile": state["eos"], "delete": deleted,
     }
     if state["error"]:
         report["error"] = state["error"]
