@@ -153,10 +153,10 @@ enum VividFaults {
     }
 
     /// A running stream that vivid fails on purpose (`control` pressed after 5 frames): it ends with a typed
-    /// `driverError` naming `call` and `errno` (within `seconds` of the press, when given), the capturer is failed
-    /// until stopped, nothing leaks, and the next start works.
+    /// `driverError` naming one of `calls` and `errno` (within `seconds` of the press, when given), the capturer is
+    /// failed until stopped, nothing leaks, and the next start works.
     static func expectStreamEnds(
-        after control: String, call: String, errno: Errno, within seconds: Double? = nil
+        after control: String, calls: Set<String>, errno: Errno, within seconds: Double? = nil
     ) async throws {
         let delegate = FaultDelegate()
         let capturer = capturer(delegate)
@@ -179,7 +179,7 @@ enum VividFaults {
                 + "after the press \(delegate.frameCount - framesBefore)")
         if let seconds { #expect(latency < seconds) }
         #expect(error.code == .driverError)
-        #expect(error.call == call)
+        #expect(error.call.map(calls.contains) == true, "\(error.call ?? "no call") is not one of \(calls)")
         #expect(error.errno == errno)
         #expect(capturer.captureState == .failed(error))
         await capturer.stopCapture()
@@ -372,7 +372,7 @@ struct VividFaultTests {
     @Test("06 inject_vidioc_qbuf_error mid-stream: the stream ends with a typed VIDIOC_QBUF error, leaks nothing")
     func test06_qbufErrorMidStream() async throws {
         try await VividFaults.expectStreamEnds(
-            after: "inject_vidioc_qbuf_error", call: "VIDIOC_QBUF", errno: .invalidArgument)
+            after: "inject_vidioc_qbuf_error", calls: ["VIDIOC_QBUF"], errno: .invalidArgument)
     }
 
     @Test(
@@ -383,9 +383,11 @@ struct VividFaultTests {
 
     @Test("08 inject_fatal_streaming_error: the stream ends within 1 s with a typed driver error, leaking nothing")
     func test08_fatalStreamingError() async throws {
-        // The device is still there: a driverError, not deviceDisconnected.
+        // The device is still there: a driverError, not deviceDisconnected. vb2 marks the queue failed, and then both
+        // VIDIOC_DQBUF and VIDIOC_QBUF return EIO (vb2_core_qbuf checks q->error too): which one meets it first
+        // depends on whether the capture thread was waiting for a frame or re-queuing one (a dry run saw QBUF).
         try await VividFaults.expectStreamEnds(
-            after: "inject_fatal_streaming_error", call: "VIDIOC_DQBUF", errno: .ioError, within: 1)
+            after: "inject_fatal_streaming_error", calls: ["VIDIOC_DQBUF", "VIDIOC_QBUF"], errno: .ioError, within: 1)
     }
 
     @Test("09 wrap_sequence_number: the counter wraps 128 frames in; no gap storm, timestamps keep increasing")
