@@ -4,11 +4,21 @@ import Foundation
 /// What a page's stamp reader (`PreviewPage.stampScript`) counted: frames read, out of order, repeated, skipped,
 /// unreadable.
 struct StampCounts: Decodable, Sendable {
+    /// The first frame read below one read before it.
+    struct Disorder: Decodable, Sendable {
+        /// Its frame number.
+        var frame: Int
+        /// The highest frame number read before it.
+        var after: Int
+        /// How many stamps had been read by then.
+        var read: Int
+    }
     var frames: Int
     var outOfOrder: Int
     var repeated: Int
     var skipped: Int
     var invalid: Int
+    var firstOutOfOrder: Disorder?
 }
 
 /// Glass-to-glass latency over the stamped frames (`latencySummary`), in ms.

@@ -48,6 +48,9 @@ struct PreviewLiveTests {
             + "\(report.fps) fps, \(report.freezeCount) freezes; stamps \(report.stamps.frames) read, "
             + "\(report.stamps.outOfOrder) out of order, \(report.stamps.repeated) repeated, \(report.stamps.skipped) "
             + "skipped; glass to glass p50 \(report.latencyMs.p50 ?? -1) ms, p95 \(report.latencyMs.p95 ?? -1) ms"
+            + (report.stamps.firstOutOfOrder.map {
+                "; first out of order: frame \($0.frame) after \($0.after), at stamp \($0.read)"
+            } ?? "")
     }
 
     @Test(

@@ -68,7 +68,11 @@ public enum PreviewPage {
           s.frames++;
           if (s.lastFrame !== null) {
             if (stamp.frame === s.lastFrame) s.repeated++;
-            else if (stamp.frame < s.lastFrame) s.outOfOrder++;
+            else if (stamp.frame < s.lastFrame) {
+              // The first disorder, kept whole: which frame came after which, and how far into the viewing.
+              if (!s.outOfOrder) s.firstOutOfOrder = { frame: stamp.frame, after: s.lastFrame, read: s.frames };
+              s.outOfOrder++;
+            }
             else s.skipped += stamp.frame - s.lastFrame - 1;
           }
           if (s.lastFrame === null || stamp.frame > s.lastFrame) s.lastFrame = stamp.frame;
