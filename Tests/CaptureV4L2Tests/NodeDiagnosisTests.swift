@@ -24,13 +24,13 @@ struct NodeDiagnosisTests {
         return path
     }
 
-    /// Spawns `sleep 30` with `path` open on its standard input and no other descriptor; returns its pid. bash closes
+    /// Spawns `sleep 600` (reaped by the test) with `path` open on its standard input and no other descriptor; returns its pid. bash closes
     /// what the fork inherited before it opens `path` and becomes `sleep` (same pid): a descriptor another test had
     /// open at the fork (Foundation's file writes are not close-on-exec) would otherwise stay open in `sleep` and make
     /// that test's file look held.
     static func spawnHolder(of path: String) throws -> pid_t {
         let script =
-            #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; exec sleep 30 <"$0""#
+            #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; exec sleep 600 <"$0""#
         let words: [String] = ["bash", "-c", script, path]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
@@ -38,6 +38,22 @@ struct NodeDiagnosisTests {
         let spawned = posix_spawnp(&pid, "bash", nil, nil, argv, environ)
         try #require(spawned == 0, "could not run bash: \(spawned)")
         return pid
+    }
+
+    /// The process's `/proc/PID/comm`, or nil once it is gone.
+    static func comm(of pid: pid_t) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/comm") else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+
+    /// What a failed expectation needs to know about the holder: its name, state and where its descriptors point.
+    static func describe(_ pid: pid_t) -> String {
+        let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "gone"
+        let directory = "/proc/\(pid)/fd"
+        let fds = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted().map { fd in
+            "\(fd) → \((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(fd)")) ?? "?")"
+        }
+        return "pid \(pid) comm \(comm(of: pid) ?? "gone"), stat \(state), fds [\(fds.joined(separator: ", "))]"
     }
 
     static func reap(_ pid: pid_t) {
@@ -53,14 +69,16 @@ struct NodeDiagnosisTests {
         #expect(NodeDiagnosis.holders(of: path).isEmpty)
         let pid = try Self.spawnHolder(of: path)
         defer { Self.reap(pid) }
-        // The child opens the file and becomes `sleep` shortly after posix_spawn returns.
-        var holders: [DeviceHolder] = []
-        for _ in 0..<200 {
-            holders = NodeDiagnosis.holders(of: path)
-            if holders.contains(where: { $0.pid == pid && $0.command == "sleep" }) { break }
+        // The child opens the file and then becomes `sleep` (same pid): once its comm says `sleep`, the file is open.
+        // Waiting on that one small file instead of rescanning all of /proc keeps a starved, sanitized parallel run
+        // (one CI scan loop took 80 s and outlived the old `sleep 30`) to a single scan.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while Self.comm(of: pid) != "sleep" && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(holders == [DeviceHolder(pid: pid, command: "sleep")])
+        try #require(Self.comm(of: pid) == "sleep", "the holder never became sleep: \(Self.describe(pid))")
+        let holders = NodeDiagnosis.holders(of: path)
+        #expect(holders == [DeviceHolder(pid: pid, command: "sleep")], "holder: \(Self.describe(pid))")
 
         let error = CaptureError(V4L2Error(call: "VIDIOC_S_FMT", errno: .resourceBusy), device: path)
         #expect(error.code == .deviceBusy)
