@@ -2,8 +2,17 @@ import CaptureTestSupport
 import Foundation
 
 /// What a page's stamp reader (`PreviewPage.stampScript`) counted: frames read, out of order, repeated, skipped,
-/// unreadable.
+/// unreadable; announced frames out of RTP order; pictures that were not the announced frame.
 struct StampCounts: Decodable, Sendable {
+    /// The first picture read that was not the frame requestVideoFrameCallback announced.
+    struct Mismatch: Decodable, Sendable {
+        /// The frame number the picture carried.
+        var frame: Int
+        /// How far its capture time lies from the announced frame's (ms; positive: the picture is newer).
+        var apartMs: Int
+        /// How many stamps had been read by then.
+        var read: Int
+    }
     /// The first frame read below one read before it.
     struct Disorder: Decodable, Sendable {
         /// Its frame number.
@@ -19,6 +28,33 @@ struct StampCounts: Decodable, Sendable {
     var skipped: Int
     var invalid: Int
     var firstOutOfOrder: Disorder?
+    /// Pictures that were not the announced frame (left out of the other counts).
+    var mismatched: Int
+    /// Announced frames whose RTP timestamp did not rise.
+    var rtpOutOfOrder: Int
+    /// The capture-time-to-RTP offset the reader settled on; `nil` when the browser announced no RTP timestamps,
+    /// so that pictures could not be matched to frames.
+    var offset: Double?
+    var firstMismatch: Mismatch?
+
+    /// The counts in words, for a test's output.
+    var summary: String {
+        "stamps \(frames) read, \(outOfOrder) out of order, \(repeated) repeated, \(skipped) skipped, \(invalid) "
+            + "unreadable, \(mismatched) not the announced frame, \(rtpOutOfOrder) out of RTP order"
+            + (offset == nil ? " (no RTP timestamps announced: pictures not matched)" : "")
+            + (firstOutOfOrder.map { "; first out of order: frame \($0.frame) after \($0.after), at stamp \($0.read)" }
+                ?? "")
+            + (firstMismatch.map {
+                "; first mismatch: frame \($0.frame), \($0.apartMs) ms from the announced one, at stamp \($0.read)"
+            } ?? "")
+    }
+
+    /// The stream as presented was in order: no frame out of order or repeated, by picture and by RTP timestamp,
+    /// the pictures matched to their frames, and at most `mismatches` pictures that were not the announced frame
+    /// (the canvas racing the compositor on a loaded machine: a browser's read, not the stream).
+    func inOrder(mismatches: Int = 3) -> Bool {
+        outOfOrder == 0 && repeated == 0 && rtpOutOfOrder == 0 && offset != nil && mismatched <= mismatches
+    }
 }
 
 /// Glass-to-glass latency over the stamped frames (`latencySummary`), in ms.

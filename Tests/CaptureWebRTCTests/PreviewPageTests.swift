@@ -131,7 +131,7 @@ struct PreviewStampScriptTests {
     @Test func tracksOrderAndLatency() async throws {
         let output = try await Self.node(
             """
-            const s = { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 };
+            const s = newStampCounts();
             const now = 1_700_000_000_000;
             const low = (t) => t % 2 ** 32;
             const latencies = [[1, 40], [2, 35], [2, 30], [5, 50], [4, 80], [6, 45], [7, 90000]]
@@ -154,5 +154,58 @@ struct PreviewStampScriptTests {
         #expect(tracked.stamps.invalid == 2)
         #expect(tracked.latencies == [40, 35, 30, 50, 80, 45, nil, nil])
         #expect(tracked.wrapped == [-20, 5])
+    }
+
+    struct Matched: Decodable {
+        struct Stamps: Decodable {
+            struct Mismatch: Decodable {
+                var frame: Int
+                var apartMs: Int
+                var read: Int
+            }
+            var frames: Int
+            var outOfOrder: Int
+            var repeated: Int
+            var skipped: Int
+            var mismatched: Int
+            var rtpOutOfOrder: Int
+            var offset: Double?
+            var firstMismatch: Mismatch?
+        }
+        var stamps: Stamps
+        var latencies: [Int?]
+    }
+
+    @Test("pictures are matched to the announced frames by RTP timestamp: a picture of another frame is set apart")
+    func matchesPicturesToFrames() async throws {
+        let output = try await Self.node(
+            """
+            const s = newStampCounts();
+            const now = 1_700_000_000_000;
+            // Frame k is captured 40 ms before now - (20 - k) * 33 ms; its RTP timestamp counts 90 kHz from 2^32 - 900
+            // (it wraps after frame 0).
+            const capture = (k) => now - 40 - (20 - k) * 33;
+            const rtp = (k) => (2 ** 32 - 900 + (capture(k) - capture(0)) * 90) % 2 ** 32;
+            const stamp = (k) => ({ frame: k, time: capture(k) % 2 ** 32 });
+            const latencies = [];
+            // Frames 0-4 in order; frame 5 announced but the picture is frame 12's (a newer frame, 231 ms apart);
+            // 6, 7; frame 7 announced again (RTP repeats) with its own picture; frame 8.
+            for (const [k, picture] of [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4], [5, 12], [6, 6], [7, 7], [7, 7], [8, 8]])
+              latencies.push(trackStamp(s, stamp(picture), now - (20 - k) * 33, rtp(k)));
+            console.log(JSON.stringify({ stamps: s, latencies }));
+            """)
+        let matched = try JSONDecoder().decode(Matched.self, from: output)
+        #expect(matched.stamps.offset != nil)
+        #expect(matched.stamps.mismatched == 1)
+        #expect(matched.stamps.firstMismatch?.frame == 12)
+        #expect(matched.stamps.firstMismatch?.apartMs == 7 * 33)
+        #expect(matched.stamps.firstMismatch?.read == 5)
+        // Frame 12's picture is not counted: no skip to 12, no disorder after it.
+        #expect(matched.stamps.outOfOrder == 0)
+        #expect(matched.stamps.skipped == 1, "frame 5 was never read")
+        #expect(matched.stamps.repeated == 1)
+        #expect(matched.stamps.rtpOutOfOrder == 1)
+        #expect(matched.stamps.frames == 9)
+        #expect(matched.latencies == [40, 40, 40, 40, 40, nil, 40, 40, 40, 40])
     }
 }

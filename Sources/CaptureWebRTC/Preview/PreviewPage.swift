@@ -11,9 +11,10 @@
 public enum PreviewPage {
     /// The script that reads the synthetic camera's ``CaptureCore/FrameStamp`` back from a `<video>` element (the
     /// preview page embeds it; a page of your own, such as a viewer behind an SFU, can load it too):
-    /// `watchStamps(video, stamps, onLatency)` counts every presented frame's stamp into
-    /// `stamps = { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 }` and hands its
-    /// glass-to-glass latency in milliseconds to `onLatency`; `latencySummary(latencies)` gives `{ count, p50, p95 }`.
+    /// `watchStamps(video, stamps, onLatency)` counts every presented frame's stamp into `stamps = newStampCounts()`
+    /// (frames read, out of order, repeated, skipped, unreadable; announced frames out of RTP order; pictures that
+    /// were not the announced frame) and hands its glass-to-glass latency in milliseconds to `onLatency`;
+    /// `latencySummary(latencies)` gives `{ count, p50, p95 }`.
     /// The clock is the page's `Date.now()`: a latency is meaningful when the camera and the page share a machine.
     public static let stampScript = #"""
         "use strict";
@@ -52,18 +53,61 @@ public enum PreviewPage {
           return time;
         }
 
-        // Counts `stamp` into `s` (frames, lastFrame, outOfOrder, repeated, skipped, invalid) and returns its
-        // glass-to-glass latency in ms, or null when the stamp is unreadable (null: its check failed; or a latency
-        // beyond -1 s…60 s).
-        function trackStamp(s, stamp, now) {
+        // Fresh counts for trackStamp.
+        function newStampCounts() {
+          return {
+            frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0,
+            mismatched: 0, rtpOutOfOrder: 0, lastRTP: null, offset: null, candidate: null,
+          };
+        }
+
+        // The RTP timestamp (90 kHz) and the stamp's capture time come from the same capture clock, so they keep one
+        // offset over a stream; an RTP timestamp wraps every 2^32 / 90 ms. The signed difference of two offsets, in ms.
+        const rtpPeriodMs = 2 ** 32 / 90;
+        function offsetDifference(a, b) {
+          const d = (((a - b) % rtpPeriodMs) + rtpPeriodMs) % rtpPeriodMs;
+          return d > rtpPeriodMs / 2 ? d - rtpPeriodMs : d;
+        }
+
+        // Counts `stamp` into `s` (from newStampCounts) and returns its glass-to-glass latency in ms, or null when the
+        // stamp is unreadable (null: its check failed; or a latency beyond -1 s…60 s) or not the announced frame's.
+        // `rtpTimestamp` is the RTP timestamp requestVideoFrameCallback announced with the frame (WebRTC sources), or
+        // undefined. With it, the announced frames are checked for order by their RTP timestamps (rtpOutOfOrder), and
+        // the picture read is checked to be the announced frame: its capture time must keep the stream's offset to the
+        // RTP timestamp (within 2 ms, the stamp's rounding), settled by the first two reads that agree. A picture that
+        // does not (the canvas drew a frame other than the one announced) is counted as mismatched, with how far its
+        // capture time lies from the announced frame's (firstMismatch), and left out of the order and latency figures.
+        function trackStamp(s, stamp, now, rtpTimestamp) {
+          if (rtpTimestamp !== undefined && rtpTimestamp !== null) {
+            if (s.lastRTP !== null) {
+              const step = (rtpTimestamp - s.lastRTP + 2 ** 32) % 2 ** 32;
+              if (step === 0 || step >= 2 ** 31) s.rtpOutOfOrder++;
+            }
+            s.lastRTP = rtpTimestamp;
+          }
           if (stamp === null) {
             s.invalid++;
             return null;
           }
-          const latency = now - captureTime(stamp.time, now);
+          const time = captureTime(stamp.time, now);
+          const latency = now - time;
           if (latency < -1000 || latency > 60000) {
             s.invalid++;
             return null;
+          }
+          if (rtpTimestamp !== undefined && rtpTimestamp !== null) {
+            const offset = time - rtpTimestamp / 90;
+            if (s.offset === null) {
+              if (s.candidate !== null && Math.abs(offsetDifference(offset, s.candidate)) <= 2) s.offset = s.candidate;
+              else s.candidate = offset;
+            } else {
+              const apart = offsetDifference(offset, s.offset);
+              if (Math.abs(apart) > 2) {
+                if (!s.mismatched) s.firstMismatch = { frame: stamp.frame, apartMs: Math.round(apart), read: s.frames };
+                s.mismatched++;
+                return null;
+              }
+            }
           }
           s.frames++;
           if (s.lastFrame !== null) {
@@ -106,7 +150,7 @@ public enum PreviewPage {
               canvas.height = rows;
               context.drawImage(video, 0, height - rows, width, rows, 0, 0, width, rows);
               const stamp = decodeStamp(context.getImageData(0, 0, width, rows).data, width, geometry);
-              const latency = trackStamp(stamps, stamp, Date.now());
+              const latency = trackStamp(stamps, stamp, Date.now(), metadata.rtpTimestamp);
               if (latency !== null) onLatency(latency);
             }
             video.requestVideoFrameCallback(onFrame);
@@ -153,7 +197,7 @@ public enum PreviewPage {
           width: 0, height: 0, orientation: null, fps: 0, bitrateKbps: 0, rotation: null, aspectMatches: null,
           rttMs: null,
           framesDecoded: 0, framesDropped: 0, freezeCount: 0, packetsLost: 0, figures: null,
-          stamps: { frames: 0, lastFrame: null, outOfOrder: 0, repeated: 0, skipped: 0, invalid: 0 },
+          stamps: newStampCounts(),
           latencyMs: { count: 0, p50: null, p95: null, last: null },
         };
         const latencies = [];
@@ -253,7 +297,8 @@ public enum PreviewPage {
             ["frames decoded", state.framesDecoded], ["freezes", state.freezeCount],
             ["packets lost", state.packetsLost],
             ["stamped frames", s.frames + " (out of order " + s.outOfOrder + ", repeated " + s.repeated +
-              ", skipped " + s.skipped + ", unreadable " + s.invalid + ")"],
+              ", skipped " + s.skipped + ", unreadable " + s.invalid + ", not the announced frame " + s.mismatched +
+              ")"],
             ["glass to glass", state.latencyMs.p50 === null ? "?" :
               "p50 " + state.latencyMs.p50 + " ms, p95 " + state.latencyMs.p95 + " ms"],
           ];
