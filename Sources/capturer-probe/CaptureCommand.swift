@@ -77,6 +77,8 @@ extension CapturerProbe {
             var psnr: Double
             var psnrY: Double
             var psnrFrames: Int
+            /// How often capture waited for the loopback scoring thread (all its slots taken).
+            var scorerWaits: Int
             var output: String?
             /// The process's peak resident set size (VmHWM), in KiB, when /proc tells it.
             var peakRSSKiB: Int?
@@ -95,7 +97,7 @@ extension CapturerProbe {
             let writer = try output.map { path throws(CaptureError) in
                 try IVFWriter(path: path, dimensions: selection.dimensions)
             }
-            let consumer = EncodingConsumer(
+            let consumer = try EncodingConsumer(
                 encoder: encoder, decoder: try VP8Decoder(), writer: writer, limit: limit, deadlineNs: deadlineNs,
                 progress: StandardError.isTerminal && !global.json)
             let run: CaptureRun
@@ -142,7 +144,7 @@ extension CapturerProbe {
                 targetBitrateKbps: bitrate, framesDecoded: record.framesDecoded,
                 psnr: record.pictureError.psnr.rounded(places: 2),
                 psnrY: record.pictureError.lumaPSNR.rounded(places: 2), psnrFrames: record.framesCompared,
-                output: output, peakRSSKiB: ProcessMemory.peakResidentKiB())
+                scorerWaits: record.scorerWaits, output: output, peakRSSKiB: ProcessMemory.peakResidentKiB())
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
         }
 
@@ -168,7 +170,7 @@ extension CapturerProbe {
                 latency:     capture to delegate \(Self.text(r.deliveryLatencyMs))
                              capture to encoded  \(Self.text(r.latencyMs))
                 loopback:    \(r.framesDecoded) frames decoded, PSNR \(r.psnr) dB (Y \(r.psnrY) dB) over \
-                \(r.psnrFrames) frames
+                \(r.psnrFrames) frames (scored on a second thread; capture waited for it \(r.scorerWaits) times)
                 """ + (r.peakRSSKiB.map { "\nmemory:      peak RSS \($0 / 1024) MiB" } ?? "")
                     + (r.output.map { "\noutput:      \($0)" } ?? "")
         }

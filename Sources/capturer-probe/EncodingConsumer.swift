@@ -2,11 +2,12 @@ import CaptureCore
 import CaptureVP8
 
 /// The `capture` command's delegate: on the capture thread it encodes each frame to VP8 as it arrives (so an unpaced
-/// source runs as fast as encoding allows), writes it to the IVF file, decodes it back and scores it against the
-/// captured frame (loopback PSNR), and signals when enough frames were taken or capture stopped.
+/// source runs as fast as encoding allows) and writes it to the IVF file; a ``LoopbackScorer`` on a second thread
+/// decodes it back and scores it against the captured frame (loopback PSNR). It signals when enough frames were taken
+/// or capture stopped.
 ///
 /// Nothing grows with the length of the capture: timing, latency and quality are accumulated as they go (latency in
-/// HDR histograms), and neither frames nor encoded bytes are kept.
+/// HDR histograms), and neither frames nor encoded bytes are kept beyond the scorer's few reused slots.
 final class EncodingConsumer: CameraVideoCapturerDelegate {
     /// What the consumer gathered.
     struct Record {
@@ -28,20 +29,21 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         var framesCompared = 0
         var rotations: Set<Int> = []
         var droppedByEncoder = 0
+        /// How often the capture thread waited for the scorer (every slot taken).
+        var scorerWaits = 0
         var error: CaptureError?
     }
 
     private struct State {
-        // VP8Encoder, VP8Decoder and IVFWriter are used only under this lock, from the capture thread, then handed
-        // back to the caller after capture stopped.
+        // VP8Encoder and IVFWriter are used only under this lock, from the capture thread, then by finish().
         var encoder: VP8Encoder
-        var decoder: VP8Decoder
         var writer: IVFWriter?
         var record = Record()
         var done = false
     }
 
     private let state: Locked<State>
+    private let scorer: LoopbackScorer
     private let limit: Int
     private let deadlineNs: UInt64?
     private let progress: Bool
@@ -52,12 +54,18 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     init(
         encoder: sending VP8Encoder, decoder: sending VP8Decoder, writer: sending IVFWriter?, limit: Int,
         deadlineNs: UInt64?, progress: Bool
-    ) {
-        state = Locked(State(encoder: encoder, decoder: decoder, writer: writer))
+    ) throws(CaptureError) {
+        scorer = try LoopbackScorer(decoder: decoder)
+        state = Locked(State(encoder: encoder, writer: writer))
         self.limit = limit
         self.deadlineNs = deadlineNs
         self.progress = progress
         (completion, finished) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit {
+        // finish() may not have run (a start that failed): the scorer's thread ends either way.
+        _ = scorer.finish()
     }
 
     func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
@@ -70,7 +78,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
             state.record.deliveryLatency.record(nanoseconds: arrival &- frame.timestampNs)
             state.record.rotations.insert(frame.rotation.degrees)
             do throws(CaptureError) {
-                try Self.encode(frame, into: &state)
+                try Self.encode(frame, into: &state, scorer: scorer)
             } catch {
                 state.record.error = error
                 state.done = true
@@ -84,8 +92,10 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         if reachedEnd { finished.yield() }
     }
 
-    /// Encodes `frame`, writes it, decodes it back and scores it.
-    private static func encode(_ frame: VideoFrame, into state: inout State) throws(CaptureError) {
+    /// Encodes `frame`, writes it and hands it to the scorer.
+    private static func encode(
+        _ frame: VideoFrame, into state: inout State, scorer: LoopbackScorer
+    ) throws(CaptureError) {
         guard let result = try state.encoder.encode(frame) else {
             state.record.droppedByEncoder += 1
             return
@@ -95,12 +105,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         state.record.framesEncoded += 1
         state.record.bytes += result.bytes.count
         if result.isKeyFrame { state.record.keyFrames += 1 }
-        guard let picture = try state.decoder.decode(result.bytes) else { return }
-        state.record.framesDecoded += 1
-        if let error = PictureError(I420Picture(copying: picture), I420Picture(copying: frame.buffer)) {
-            state.record.pictureError = state.record.pictureError + error
-            state.record.framesCompared += 1
-        }
+        scorer.submit(result, source: frame.buffer)
     }
 
     func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?) {
@@ -108,13 +113,18 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
         finished.yield()
     }
 
-    /// Called after capture stopped: closes the IVF file and returns what was gathered.
+    /// Called after capture stopped: waits for the scorer, closes the IVF file and returns what was gathered.
     func finish() throws(CaptureError) -> Record {
+        let score = scorer.finish()
         return try state.withLock { state throws(CaptureError) -> Record in
             state.done = true
             if progress, state.record.frames > 0 { StandardError.write("\n") }
-            if let error = state.record.error { throw error }
+            if let error = state.record.error ?? score.error { throw error }
             try state.writer?.close()
+            state.record.framesDecoded = score.framesDecoded
+            state.record.pictureError = score.pictureError
+            state.record.framesCompared = score.framesCompared
+            state.record.scorerWaits = score.waits
             return state.record
         }
     }
