@@ -19,10 +19,21 @@ public import CaptureRTP
 /// ``Configuration/aggressiveNomination`` puts USE-CANDIDATE on every check instead. Controlled selects the pair the
 /// peer nominated once a check on it has succeeded in either direction.
 ///
-/// Simplifications: one data stream, so no frozen pairs; the local candidate of every pair is the host candidate of
-/// its family with the highest priority, because all host candidates of a family share one wildcard socket and the
-/// kernel picks the source address (pairs that differ only in it would be redundant, RFC 8445 §6.1.2.4); a STUN
-/// server's reflexive candidate is gathered and reported for signalling but not paired, for the same reason.
+/// Simplifications: one data stream, so no frozen pairs; the local candidate of every non-relayed pair is the host
+/// candidate of its family with the highest priority, because all host candidates of a family share one wildcard
+/// socket and the kernel picks the source address (pairs that differ only in it would be redundant, RFC 8445
+/// §6.1.2.4); a STUN server's reflexive candidate is gathered and reported for signalling but not paired, for the
+/// same reason.
+///
+/// TURN (RFC 8656, UDP): for each of ``Configuration/turnServers`` the agent runs a ``TURNAllocation`` on the host
+/// socket of the server's family; its relayed address becomes a relay candidate (type preference 0, related address
+/// the mapped one), reported like a reflexive one and paired with every remote candidate of its family. Checks on a
+/// relay pair, their responses and consent go through the allocation (Send indications, ChannelData once the
+/// selected pair's channel is bound), so ``pollTransmit()`` then names the TURN server as destination. The owner of
+/// the socket hands everything from a TURN server (``isTURNServer(_:)``) to ``handleFromTURNServer(_:from:nowNs:)``
+/// and routes the peer datagrams it returns as if received from the peer, STUN ones back to
+/// ``handle(datagram:from:relay:nowNs:)`` with the relayed address. Under ``ICETransportPolicy/relay`` only relay
+/// candidates are offered and paired, and checks that reach a host socket directly are dropped.
 public final class ICEAgent {
     /// How an agent runs.
     public struct Configuration: Sendable {
@@ -53,6 +64,12 @@ public final class ICEAgent {
         public var consentTimeoutNs: UInt64 = 30_000_000_000
         /// Checking fails when no pair is selected this long after checks could start, 30 s.
         public var checkingTimeoutNs: UInt64 = 30_000_000_000
+        /// TURN servers to allocate relayed candidates on.
+        public var turnServers: [TURNServer] = []
+        /// Which local candidates are offered and paired (``ICETransportPolicy/relay``: relayed ones only).
+        public var transportPolicy: ICETransportPolicy = .all
+        /// The TURN allocations' timers.
+        public var turnTiming = TURNAllocation.Timing()
         /// Run as an ICE-lite agent (RFC 8445 §2.5): always controlled, sends no checks and no consent checks,
         /// answers checks and selects the pair the peer nominates as soon as the nominating request arrives.
         public var lite = false
@@ -61,13 +78,15 @@ public final class ICEAgent {
         public init(
             role: ICERole = .controlling, localCredentials: ICECredentials = .random(),
             tieBreaker: UInt64 = UInt64.random(in: 0...UInt64.max), hostAddresses: [SocketAddress] = [],
-            stunServers: [SocketAddress] = []
+            stunServers: [SocketAddress] = [], turnServers: [TURNServer] = [], transportPolicy: ICETransportPolicy = .all
         ) {
             self.role = role
             self.localCredentials = localCredentials
             self.tieBreaker = tieBreaker
             self.hostAddresses = hostAddresses
             self.stunServers = stunServers
+            self.turnServers = turnServers
+            self.transportPolicy = transportPolicy
         }
     }
 
@@ -90,17 +109,44 @@ public final class ICEAgent {
         public var isConsumed: Bool { self != .notSTUN }
     }
 
+    /// What ``handleFromTURNServer(_:from:nowNs:)`` found in a datagram from a TURN server.
+    public enum RelayInput: Sendable, Hashable {
+        /// Not from one of our TURN servers: route it as usual.
+        case notFromTURNServer
+        /// A message for the allocation itself (a response), or dropped as malformed: consumed.
+        case consumed
+        /// A datagram from `peer`, relayed to our relayed address `relay`: its bytes are `payload` within the input.
+        /// Route it as received from `peer` (STUN to ``ICEAgent/handle(datagram:from:relay:nowNs:)`` with `relay`).
+        case data(peer: SocketAddress, relay: SocketAddress, payload: Range<Int>)
+    }
+
+    /// A path: the remote address, reached directly (`relay` nil) or through our relayed address `relay`.
+    struct PathKey: Hashable {
+        var relay: SocketAddress?
+        var remote: SocketAddress
+
+        init(relay: SocketAddress?, remote: SocketAddress) {
+            self.relay = relay
+            self.remote = remote
+        }
+
+        init(_ pair: ICECandidatePair) {
+            self.init(relay: pair.local.kind == .relay ? pair.local.address : nil, remote: pair.remote.address)
+        }
+    }
+
     /// An outstanding request.
     private struct Transaction {
         enum Purpose {
-            case check(remote: SocketAddress, useCandidate: Bool)
-            case consent(remote: SocketAddress)
+            case check(PathKey, useCandidate: Bool)
+            case consent(PathKey)
             case server(SocketAddress)
         }
 
         var purpose: Purpose
         var bytes: [UInt8]
         var destination: SocketAddress
+        var relay: SocketAddress?
         var firstSentNs: UInt64
         var deadlineNs: UInt64
         var timeoutNs: UInt64
@@ -113,7 +159,8 @@ public final class ICEAgent {
     public private(set) var role: ICERole
     /// The connection state.
     public private(set) var state: ICEState = .new
-    /// Local candidates: the host candidates, then any server-reflexive ones gathered.
+    /// Local candidates: the host candidates (none under ``ICETransportPolicy/relay``), then any server-reflexive and
+    /// relayed ones gathered.
     public private(set) var localCandidates: [ICECandidate]
     /// Remote candidates: signalled ones and peer-reflexive ones learned from checks.
     public private(set) var remoteCandidates: [ICECandidate] = []
@@ -126,7 +173,7 @@ public final class ICEAgent {
 
     /// The check list, highest pair priority first.
     public private(set) var pairs: [ICECandidatePair] = []
-    private var triggered: [(remote: SocketAddress, useCandidate: Bool)] = []
+    private var triggered: [(key: PathKey, useCandidate: Bool)] = []
     private var transactions: [STUNTransactionID: Transaction] = [:]
     private var transmitQueue: [(bytes: [UInt8], destination: SocketAddress)] = []
     private var eventQueue: [ICEEvent] = []
@@ -136,8 +183,13 @@ public final class ICEAgent {
     private var lastPacedSendNs: UInt64?
     private var checkingStartNs: UInt64?
     private var firstCheckNs: UInt64?
-    private var nominating: SocketAddress?
-    private var selectedRemote: SocketAddress?
+    private var nominating: PathKey?
+    private var selectedKey: PathKey?
+    /// Host candidates, one wildcard socket per family: the base of reflexive and relayed candidates.
+    private let hostCandidates: [ICECandidate]
+    private var allocations: [TURNAllocation]
+    /// Each allocation's state when last looked at, to report what changed.
+    private var allocationStates: [TURNAllocationState]
     private var nextConsentNs: UInt64 = 0
     private var lastConsentNs: UInt64 = 0
     private var generator = SystemRandomNumberGenerator()
@@ -159,18 +211,61 @@ public final class ICEAgent {
                     priority: ICECandidate.priority(kind: .host, localPreference: preference), address: address,
                     kind: .host))
         }
-        self.localCandidates = hosts
-        self.pendingServers = configuration.stunServers
+        let relayOnly = configuration.transportPolicy == .relay
+        self.hostCandidates = hosts
+        self.localCandidates = relayOnly ? [] : hosts
+        self.pendingServers = relayOnly ? [] : configuration.stunServers
+        self.allocations = configuration.turnServers.filter { server in
+            hosts.contains { $0.address.family == server.address.family }
+        }.map { TURNAllocation(server: $0, timing: configuration.turnTiming) }
+        self.allocationStates = allocations.map(\.state)
     }
 
     /// The selected pair, if any.
     public var selectedPair: ICECandidatePair? {
-        guard let selectedRemote, let index = pairIndex(remote: selectedRemote) else { return nil }
+        guard let selectedKey, let index = pairIndex(selectedKey) else { return nil }
         return pairs[index]
     }
 
     /// Whether media may be sent: a pair is selected and consent is fresh (state ``ICEState/connected``).
-    public var canSendMedia: Bool { state == .connected && selectedRemote != nil }
+    public var canSendMedia: Bool { state == .connected && selectedKey != nil }
+
+    /// Whether gathering is over: started, and every STUN and TURN server answered or gave up.
+    public var isGatheringComplete: Bool {
+        started && pendingServers.isEmpty
+            && !transactions.values.contains { if case .server = $0.purpose { true } else { false } }
+            && !allocations.contains { $0.state == .new || $0.state == .allocating }
+    }
+
+    /// The TURN allocations' figures, one per configured TURN server of a family we have a host address of.
+    public var turnAllocations: [TURNAllocationStatistics] { allocations.map(\.statistics) }
+
+    /// Whether `address` is one of our TURN servers: what comes from it goes to
+    /// ``handleFromTURNServer(_:from:nowNs:)``.
+    public func isTURNServer(_ address: SocketAddress) -> Bool {
+        allocations.contains { $0.server.address == address }
+    }
+
+    /// The TURN server and bound channel media to the selected pair's peer goes through, when the selected pair's
+    /// local candidate is relayed (`channel` nil until the server confirmed the binding: use ``wrapForRelay(_:pair:)``
+    /// until then).
+    public var selectedRelay: (server: SocketAddress, channel: UInt16?)? {
+        guard let pair = selectedPair, pair.local.kind == .relay,
+            let allocation = allocation(relayedAddress: pair.local.address)
+        else { return nil }
+        return (allocation.server.address, allocation.boundChannel(to: pair.remote.address))
+    }
+
+    /// `payload` for `pair`'s peer, framed for the TURN server of `pair`'s relayed local candidate, and that server;
+    /// `nil` when the pair's local candidate is not relayed (send `payload` straight to the peer).
+    public func wrapForRelay(
+        _ payload: [UInt8], pair: ICECandidatePair
+    ) -> (bytes: [UInt8], destination: SocketAddress)? {
+        guard pair.local.kind == .relay, let allocation = allocation(relayedAddress: pair.local.address) else {
+            return nil
+        }
+        return (allocation.wrap(payload, to: pair.remote.address), allocation.server.address)
+    }
 
     // MARK: Inputs
 
@@ -188,12 +283,15 @@ public final class ICEAgent {
             // A signalled candidate replaces a peer-reflexive one learned first (RFC 8445 §7.3.1.3).
             guard remoteCandidates[index].kind == .prflx, candidate.kind != .prflx else { return false }
             remoteCandidates[index] = candidate
-            if let pair = pairIndex(remote: candidate.address) { pairs[pair].remote = candidate }
+            for pair in pairs.indices where pairs[pair].remote.address == candidate.address {
+                pairs[pair].remote = candidate
+            }
             sortPairs()
             return true
         }
         remoteCandidates.append(candidate)
-        addPair(remote: candidate)
+        permit(candidate.address)
+        addPairs(remote: candidate)
         return true
     }
 
@@ -204,33 +302,81 @@ public final class ICEAgent {
 
     /// Stops the agent: no more transmissions or events but ``ICEState/closed``.
     public func close() {
+        close(nowNs: 0)
+    }
+
+    /// Stops the agent, releasing every TURN allocation (a Refresh with LIFETIME 0, the only transmissions left to
+    /// poll): no more events but ``ICEState/closed``.
+    public func close(nowNs: UInt64) {
         guard state != .closed else { return }
         transactions.removeAll()
         triggered.removeAll()
         transmitQueue.removeAll()
+        for allocation in allocations {
+            allocation.close(nowNs: nowNs)
+            drainTransmissions(of: allocation)
+        }
         setState(.closed)
     }
 
     /// Handles a datagram received on our socket from `source`. Returns ``Disposition/notSTUN`` for anything that
     /// is not STUN (route it by RFC 7983 instead); never traps on any input.
+    ///
+    /// `relay` is our relayed address the datagram reached us through (from ``RelayInput/data(peer:relay:payload:)``),
+    /// `nil` when it came straight to a host socket.
     @discardableResult
-    public func handle(datagram: UnsafeRawBufferPointer, from source: SocketAddress, nowNs: UInt64) -> Disposition {
+    public func handle(
+        datagram: UnsafeRawBufferPointer, from source: SocketAddress, relay: SocketAddress? = nil, nowNs: UInt64
+    ) -> Disposition {
         guard STUNMessage.isSTUN(datagram) else { return .notSTUN }
         let message: STUNMessage
         do { message = try STUNMessage(parsing: datagram) } catch { return .malformed(error) }
         guard state != .closed, message.method == STUNMessage.binding else { return .dropped }
+        if relay == nil && configuration.transportPolicy == .relay {
+            statistics.droppedByPolicy += 1
+            return .dropped
+        }
+        if let relay, allocation(relayedAddress: relay) == nil { return .dropped }
         switch message.messageClass {
-        case .request: return handleRequest(message, bytes: datagram, source: source, nowNs: nowNs)
+        case .request: return handleRequest(message, bytes: datagram, source: source, relay: relay, nowNs: nowNs)
         case .successResponse, .errorResponse:
-            return handleResponse(message, bytes: datagram, source: source, nowNs: nowNs)
+            return handleResponse(message, bytes: datagram, source: source, relay: relay, nowNs: nowNs)
         case .indication: return .dropped
         }
     }
 
-    /// `handle(datagram:from:nowNs:)` for bytes in an array.
+    /// `handle(datagram:from:relay:nowNs:)` for bytes in an array.
     @discardableResult
-    public func handle(datagram: [UInt8], from source: SocketAddress, nowNs: UInt64) -> Disposition {
-        datagram.withUnsafeBytes { handle(datagram: $0, from: source, nowNs: nowNs) }
+    public func handle(
+        datagram: [UInt8], from source: SocketAddress, relay: SocketAddress? = nil, nowNs: UInt64
+    ) -> Disposition {
+        datagram.withUnsafeBytes { handle(datagram: $0, from: source, relay: relay, nowNs: nowNs) }
+    }
+
+    /// Handles a datagram from `source`, which may be one of our TURN servers (``isTURNServer(_:)``): its responses
+    /// go to the allocation (and may gather a relay candidate), and a peer's datagram inside a Data indication or
+    /// ChannelData comes back as ``RelayInput/data(peer:relay:payload:)``. Never traps on any input.
+    public func handleFromTURNServer(
+        _ datagram: UnsafeRawBufferPointer, from source: SocketAddress, nowNs: UInt64
+    ) -> RelayInput {
+        guard let allocation = allocations.first(where: { $0.server.address == source }) else {
+            return .notFromTURNServer
+        }
+        guard state != .closed else { return .consumed }
+        let input = allocation.handle(datagram, nowNs: nowNs)
+        followAllocations(nowNs: nowNs)
+        switch input {
+        case .consumed, .dropped:
+            return .consumed
+        case .data(let peer, let payload):
+            guard let relay = allocation.relayedAddress else { return .consumed }
+            return .data(peer: peer, relay: relay, payload: payload)
+        }
+    }
+
+    /// `handleFromTURNServer(_:from:nowNs:)` for bytes in an array.
+    public func handleFromTURNServer(_ datagram: [UInt8], from source: SocketAddress, nowNs: UInt64) -> RelayInput {
+        datagram.withUnsafeBytes { handleFromTURNServer($0, from: source, nowNs: nowNs) }
     }
 
     // MARK: Outputs
@@ -252,6 +398,7 @@ public final class ICEAgent {
         var next: UInt64?
         func consider(_ time: UInt64) { next = min(next ?? time, time) }
         for transaction in transactions.values { consider(transaction.deadlineNs) }
+        for allocation in allocations { allocation.nextTimeoutNs.map(consider) }
         if hasPacedWork { consider(lastPacedSendNs.map { $0 + configuration.pacingNs } ?? 0) }
         if state == .connected && !configuration.lite {
             consider(nextConsentNs)
@@ -266,22 +413,27 @@ public final class ICEAgent {
     public func handleTimeout(nowNs: UInt64) {
         guard state != .closed else { return }
         started = true
+        for allocation in allocations {
+            if allocation.state == .new { allocation.start(nowNs: nowNs) }
+            allocation.handleTimeout(nowNs: nowNs)
+        }
+        followAllocations(nowNs: nowNs)
         retransmit(nowNs: nowNs)
         if state == .new, remoteCredentials != nil, !pairs.isEmpty {
             checkingStartNs = nowNs
             setState(.checking)
         }
-        if state == .connected, selectedRemote != nil, !configuration.lite {
+        if state == .connected, selectedKey != nil, !configuration.lite {
             if nowNs >= lastConsentNs + configuration.consentTimeoutNs {
                 setState(.disconnected)
-            } else if nowNs >= nextConsentNs, let remote = selectedRemote {
-                sendConsent(to: remote, nowNs: nowNs)
+            } else if nowNs >= nextConsentNs, let selectedKey {
+                sendConsent(on: selectedKey, nowNs: nowNs)
             }
         }
         if hasPacedWork, nowNs >= lastPacedSendNs.map({ $0 + configuration.pacingNs }) ?? 0 {
             if sendPaced(nowNs: nowNs) { lastPacedSendNs = nowNs }
         }
-        if state == .checking, selectedRemote == nil {
+        if state == .checking, selectedKey == nil {
             let allFailed = pairs.allSatisfy { $0.state == .failed } && triggered.isEmpty
             let timedOut = checkingStartNs.map { nowNs >= $0 + configuration.checkingTimeoutNs } ?? false
             if (remoteCandidatesComplete && allFailed && !pairs.isEmpty) || timedOut { setState(.failed) }
@@ -291,7 +443,8 @@ public final class ICEAgent {
     // MARK: Requests from the peer
 
     private func handleRequest(
-        _ message: STUNMessage, bytes: UnsafeRawBufferPointer, source: SocketAddress, nowNs: UInt64
+        _ message: STUNMessage, bytes: UnsafeRawBufferPointer, source: SocketAddress, relay: SocketAddress?,
+        nowNs: UInt64
     ) -> Disposition {
         statistics.checksReceived += 1
         guard STUNMessageIntegrity.verifyFingerprint(bytes) == .valid else {
@@ -304,7 +457,7 @@ public final class ICEAgent {
             remoteCredentials.map({ username == expectedPrefix + $0.ufrag }) ?? true
         else {
             statistics.usernameMismatches += 1
-            sendError(401, reason: "Unauthorized", to: message, destination: source)
+            sendError(401, reason: "Unauthorized", to: message, destination: source, relay: relay)
             return .rejected
         }
         guard
@@ -312,14 +465,14 @@ public final class ICEAgent {
                 == .valid
         else {
             statistics.integrityFailures += 1
-            sendError(401, reason: "Unauthorized", to: message, destination: source)
+            sendError(401, reason: "Unauthorized", to: message, destination: source, relay: relay)
             return .rejected
         }
         // RFC 8445 §7.3.1.1: the larger tie-breaker is controlling.
         if role == .controlling, let theirs = message.iceControlling {
             statistics.roleConflicts += 1
             if configuration.tieBreaker >= theirs {
-                sendError(487, reason: "Role Conflict", to: message, destination: source, signed: true)
+                sendError(487, reason: "Role Conflict", to: message, destination: source, relay: relay, signed: true)
                 return .rejected
             }
             switchRole(to: .controlled)
@@ -328,18 +481,15 @@ public final class ICEAgent {
             if configuration.tieBreaker >= theirs && !configuration.lite {
                 switchRole(to: .controlling)
             } else {
-                sendError(487, reason: "Role Conflict", to: message, destination: source, signed: true)
+                sendError(487, reason: "Role Conflict", to: message, destination: source, relay: relay, signed: true)
                 return .rejected
             }
         }
         let response = STUNMessage(
             .successResponse, transactionID: message.transactionID, attributes: [.xorMappedAddress(source)])
-        transmitQueue.append(
-            (
-                response.serialized(
-                    integrityKey: STUNMessageIntegrity.key(password: local.password), fingerprint: true),
-                source
-            ))
+        enqueue(
+            response.serialized(integrityKey: STUNMessageIntegrity.key(password: local.password), fingerprint: true),
+            to: source, relay: relay)
 
         if !remoteCandidates.contains(where: { $0.address == source }) {
             // RFC 8445 §7.3.1.3: a peer-reflexive remote candidate, with the priority the peer computed for it.
@@ -349,9 +499,11 @@ public final class ICEAgent {
                 address: source, kind: .prflx)
             remoteCandidates.append(candidate)
             statistics.peerReflexiveCandidates += 1
-            addPair(remote: candidate)
+            permit(source)
+            addPairs(remote: candidate)
         }
-        guard let index = pairIndex(remote: source) else { return .answered }
+        let key = PathKey(relay: relay, remote: source)
+        guard let index = pairIndex(key) else { return .answered }
         if message.useCandidate && role == .controlled { pairs[index].nominated = true }
         if configuration.lite {
             // A lite agent checks nothing: a valid nominating request is enough (RFC 8445 §7.3.1.5 for lite).
@@ -365,7 +517,7 @@ public final class ICEAgent {
         switch pairs[index].state {
         case .waiting, .failed:
             pairs[index].state = .waiting
-            if !triggered.contains(where: { $0.remote == source }) { triggered.append((source, false)) }
+            if !triggered.contains(where: { $0.key == key }) { triggered.append((key, false)) }
         case .inProgress:
             break
         case .succeeded:
@@ -375,25 +527,27 @@ public final class ICEAgent {
     }
 
     private func sendError(
-        _ code: Int, reason: String, to request: STUNMessage, destination: SocketAddress, signed: Bool = false
+        _ code: Int, reason: String, to request: STUNMessage, destination: SocketAddress, relay: SocketAddress?,
+        signed: Bool = false
     ) {
         let response = STUNMessage(
             .errorResponse, transactionID: request.transactionID,
             attributes: [.errorCode(code: code, reason: reason)])
         let key = signed ? STUNMessageIntegrity.key(password: configuration.localCredentials.password) : nil
-        transmitQueue.append((response.serialized(integrityKey: key, fingerprint: true), destination))
+        enqueue(response.serialized(integrityKey: key, fingerprint: true), to: destination, relay: relay)
         statistics.errorResponsesSent += 1
     }
 
     // MARK: Responses to our requests
 
     private func handleResponse(
-        _ message: STUNMessage, bytes: UnsafeRawBufferPointer, source: SocketAddress, nowNs: UInt64
+        _ message: STUNMessage, bytes: UnsafeRawBufferPointer, source: SocketAddress, relay: SocketAddress?,
+        nowNs: UInt64
     ) -> Disposition {
         guard let transaction = transactions[message.transactionID] else { return .dropped }
         if case .server(let server) = transaction.purpose {
             // A STUN server does not authenticate short-term: a FINGERPRINT, if any, must be right.
-            guard source == server, STUNMessageIntegrity.verifyFingerprint(bytes) != .invalid else { return .dropped }
+            guard source == server, relay == nil, STUNMessageIntegrity.verifyFingerprint(bytes) != .invalid else { return .dropped }
             transactions[message.transactionID] = nil
             if message.messageClass == .successResponse, let mapped = message.mappedAddress {
                 learnServerReflexive(mapped, server: server)
@@ -413,41 +567,40 @@ public final class ICEAgent {
         switch transaction.purpose {
         case .server:
             return .response
-        case .consent(let remote):
-            if message.messageClass == .successResponse, source == remote, state == .connected {
+        case .consent(let key):
+            if message.messageClass == .successResponse, source == key.remote, relay == key.relay, state == .connected {
                 statistics.consentResponsesReceived += 1
                 statistics.lastRoundTripMs = Double(nowNs &- transaction.firstSentNs) / 1e6
                 lastConsentNs = nowNs
             }
             return .response
-        case .check(let remote, let useCandidate):
+        case .check(let key, let useCandidate):
             handleCheckResponse(
-                message, source: source, remote: remote, useCandidate: useCandidate, sentNs: transaction.firstSentNs,
-                nowNs: nowNs)
+                message, arrival: PathKey(relay: relay, remote: source), key: key, useCandidate: useCandidate,
+                sentNs: transaction.firstSentNs, nowNs: nowNs)
             return .response
         }
     }
 
     private func handleCheckResponse(
-        _ message: STUNMessage, source: SocketAddress, remote: SocketAddress, useCandidate: Bool, sentNs: UInt64,
-        nowNs: UInt64
+        _ message: STUNMessage, arrival: PathKey, key: PathKey, useCandidate: Bool, sentNs: UInt64, nowNs: UInt64
     ) {
-        guard let index = pairIndex(remote: remote) else { return }
-        if nominating == remote { nominating = nil }
+        guard let index = pairIndex(key) else { return }
+        if nominating == key { nominating = nil }
         if message.messageClass == .errorResponse {
             if message.errorCode == 487 {
                 // RFC 8445 §7.2.5.1: take the other role than the one the request was sent in, and check again.
                 statistics.roleConflicts += 1
                 switchRole(to: role == .controlling ? .controlled : .controlling)
                 if pairs[index].state != .succeeded { pairs[index].state = .waiting }
-                triggered.append((remote, false))
+                triggered.append((key, false))
             } else {
                 failCheck(index)
             }
             return
         }
-        // RFC 8445 §7.2.5.2.1: the response must come from where the request went.
-        guard source == remote else {
+        // RFC 8445 §7.2.5.2.1: the response must come from where the request went (through the same relay).
+        guard arrival == key else {
             failCheck(index)
             return
         }
@@ -459,7 +612,7 @@ public final class ICEAgent {
             checkingStartNs = nowNs
             setState(.checking)
         }
-        if let mapped = message.mappedAddress,
+        if key.relay == nil, let mapped = message.mappedAddress,
             let local = localCandidates.first(where: { $0.kind == .host && $0.address == mapped })
         {
             pairs[index].local = local
@@ -491,8 +644,70 @@ public final class ICEAgent {
         eventQueue.append(.localCandidate(candidate))
     }
 
+    /// Reports what the TURN allocations did since last looked at: a relay candidate gathered (then paired and its
+    /// peers permitted), an allocation failed; and queues their transmissions.
+    private func followAllocations(nowNs: UInt64) {
+        for (index, allocation) in allocations.enumerated() {
+            drainTransmissions(of: allocation)
+            let previous = allocationStates[index]
+            guard allocation.state != previous else { continue }
+            allocationStates[index] = allocation.state
+            switch allocation.state {
+            case .allocated:
+                learnRelayed(allocation, index: index)
+            case .failed:
+                statistics.relayFailures += 1
+                if let error = allocation.lastError { eventQueue.append(.relayFailed(error)) }
+                if let relayed = allocation.relayedAddress { abandonRelay(relayed) }
+                reportGatheringIfComplete()
+            case .new, .allocating, .closed:
+                break
+            }
+        }
+    }
+
+    private func drainTransmissions(of allocation: TURNAllocation) {
+        while let bytes = allocation.pollTransmit() { transmitQueue.append((bytes, allocation.server.address)) }
+    }
+
+    private func learnRelayed(_ allocation: TURNAllocation, index: Int) {
+        guard let relayed = allocation.relayedAddress, !localCandidates.contains(where: { $0.address == relayed })
+        else { return }
+        let related = allocation.mappedAddress ?? hostCandidate(family: allocation.server.address.family)?.address
+        let candidate = ICECandidate(
+            foundation: ICECandidate.foundation(
+                kind: .relay, base: related ?? relayed, server: allocation.server.address),
+            priority: ICECandidate.priority(kind: .relay, localPreference: UInt16(clamping: 65535 - index)),
+            address: relayed, kind: .relay, relatedAddress: related)
+        localCandidates.append(candidate)
+        statistics.relayCandidates += 1
+        eventQueue.append(.localCandidate(candidate))
+        for remote in remoteCandidates where remote.address.family == relayed.family {
+            allocation.addPermission(for: remote.address)
+            addPair(local: candidate, remote: remote)
+        }
+        reportGatheringIfComplete()
+    }
+
+    /// A lost allocation: its pairs fail (the candidate stays signalled; nothing can reach it any more).
+    private func abandonRelay(_ relayed: SocketAddress) {
+        for index in pairs.indices where PathKey(pairs[index]).relay == relayed { pairs[index].state = .failed }
+    }
+
+    /// Asks every allocation of `remote`'s family for a permission for its IP address.
+    private func permit(_ remote: SocketAddress) {
+        for allocation in allocations where allocation.server.address.family == remote.family {
+            allocation.addPermission(for: remote)
+        }
+    }
+
+    private func allocation(relayedAddress: SocketAddress) -> TURNAllocation? {
+        allocations.first { $0.relayedAddress == relayedAddress }
+    }
+
     private func reportGatheringIfComplete() {
         guard !gatheringReported, pendingServers.isEmpty else { return }
+        guard !allocations.contains(where: { $0.state == .new || $0.state == .allocating }) else { return }
         let outstanding = transactions.values.contains { if case .server = $0.purpose { true } else { false } }
         guard !outstanding else { return }
         gatheringReported = true
@@ -509,14 +724,14 @@ public final class ICEAgent {
         // Triggered checks go out even after failure: a peer that reaches us late can still connect.
         if !triggered.isEmpty { return true }
         guard state != .failed else { return false }
-        guard selectedRemote == nil, state != .new else { return false }
+        guard selectedKey == nil, state != .new else { return false }
         if needsNomination { return true }
         return pairs.contains { $0.state == .waiting }
     }
 
     /// Controlling, regular nomination: a pair succeeded, none is selected or being nominated.
     private var needsNomination: Bool {
-        role == .controlling && !configuration.aggressiveNomination && selectedRemote == nil && nominating == nil
+        role == .controlling && !configuration.aggressiveNomination && selectedKey == nil && nominating == nil
             && pairs.contains { $0.state == .succeeded }
     }
 
@@ -526,19 +741,21 @@ public final class ICEAgent {
             let server = pendingServers.removeFirst()
             let request = STUNMessage(.request)
             let bytes = request.serialized(fingerprint: true)
-            start(Transaction.Purpose.server(server), id: request.transactionID, bytes: bytes, to: server, nowNs: nowNs)
+            start(
+                Transaction.Purpose.server(server), id: request.transactionID, bytes: bytes,
+                on: PathKey(relay: nil, remote: server), nowNs: nowNs)
             return true
         }
         guard remoteCredentials != nil, !configuration.lite, state != .new || !triggered.isEmpty else { return false }
         while !triggered.isEmpty {
             let next = triggered.removeFirst()
-            guard let index = pairIndex(remote: next.remote), pairs[index].state != .inProgress else { continue }
+            guard let index = pairIndex(next.key), pairs[index].state != .inProgress else { continue }
             sendCheck(index, useCandidate: next.useCandidate, nowNs: nowNs)
             return true
         }
-        guard selectedRemote == nil, state != .failed else { return false }
+        guard selectedKey == nil, state != .failed else { return false }
         if needsNomination, let index = pairs.firstIndex(where: { $0.state == .succeeded }) {
-            nominating = pairs[index].remote.address
+            nominating = PathKey(pairs[index])
             sendCheck(index, useCandidate: true, nowNs: nowNs)
             return true
         }
@@ -552,21 +769,19 @@ public final class ICEAgent {
     private func sendCheck(_ index: Int, useCandidate: Bool, nowNs: UInt64) {
         let nominate = role == .controlling && (useCandidate || configuration.aggressiveNomination)
         let request = bindingRequest(for: pairs[index], useCandidate: nominate)
-        let remote = pairs[index].remote.address
+        let key = PathKey(pairs[index])
         if pairs[index].state != .succeeded { pairs[index].state = .inProgress }
-        if nominate { nominating = remote }
+        if nominate { nominating = key }
         statistics.checksSent += 1
         if firstCheckNs == nil { firstCheckNs = nowNs }
-        start(
-            .check(remote: remote, useCandidate: nominate), id: request.id, bytes: request.bytes, to: remote,
-            nowNs: nowNs)
+        start(.check(key, useCandidate: nominate), id: request.id, bytes: request.bytes, on: key, nowNs: nowNs)
     }
 
-    private func sendConsent(to remote: SocketAddress, nowNs: UInt64) {
-        guard let index = pairIndex(remote: remote) else { return }
+    private func sendConsent(on key: PathKey, nowNs: UInt64) {
+        guard let index = pairIndex(key) else { return }
         let request = bindingRequest(for: pairs[index], useCandidate: false)
         statistics.consentRequestsSent += 1
-        start(.consent(remote: remote), id: request.id, bytes: request.bytes, to: remote, nowNs: nowNs)
+        start(.consent(key), id: request.id, bytes: request.bytes, on: key, nowNs: nowNs)
         nextConsentNs = nowNs + UInt64.random(in: configuration.consentIntervalNs, using: &generator)
     }
 
@@ -590,14 +805,23 @@ public final class ICEAgent {
     }
 
     private func start(
-        _ purpose: Transaction.Purpose, id: STUNTransactionID, bytes: [UInt8], to destination: SocketAddress,
-        nowNs: UInt64
+        _ purpose: Transaction.Purpose, id: STUNTransactionID, bytes: [UInt8], on key: PathKey, nowNs: UInt64
     ) {
         let timeout = configuration.initialRetransmissionTimeoutNs
         transactions[id] = Transaction(
-            purpose: purpose, bytes: bytes, destination: destination, firstSentNs: nowNs, deadlineNs: nowNs + timeout,
-            timeoutNs: timeout, transmissions: 1)
-        transmitQueue.append((bytes, destination))
+            purpose: purpose, bytes: bytes, destination: key.remote, relay: key.relay, firstSentNs: nowNs,
+            deadlineNs: nowNs + timeout, timeoutNs: timeout, transmissions: 1)
+        enqueue(bytes, to: key.remote, relay: key.relay)
+    }
+
+    /// Queues `bytes` for `destination`, straight or through the allocation whose relayed address is `relay`.
+    private func enqueue(_ bytes: [UInt8], to destination: SocketAddress, relay: SocketAddress?) {
+        guard let relay else {
+            transmitQueue.append((bytes, destination))
+            return
+        }
+        guard let allocation = allocation(relayedAddress: relay), allocation.state == .allocated else { return }
+        transmitQueue.append((allocation.wrap(bytes, to: destination), allocation.server.address))
     }
 
     private func retransmit(nowNs: UInt64) {
@@ -612,16 +836,16 @@ public final class ICEAgent {
             next.timeoutNs = min(next.timeoutNs * 2, configuration.maximumRetransmissionTimeoutNs)
             next.deadlineNs = nowNs + next.timeoutNs
             transactions[id] = next
-            transmitQueue.append((next.bytes, next.destination))
+            enqueue(next.bytes, to: next.destination, relay: next.relay)
             statistics.retransmissions += 1
         }
     }
 
     private func timedOut(_ transaction: Transaction) {
         switch transaction.purpose {
-        case .check(let remote, _):
-            if nominating == remote { nominating = nil }
-            if let index = pairIndex(remote: remote) { failCheck(index) }
+        case .check(let key, _):
+            if nominating == key { nominating = nil }
+            if let index = pairIndex(key) { failCheck(index) }
         case .server:
             reportGatheringIfComplete()
         case .consent:
@@ -632,18 +856,28 @@ public final class ICEAgent {
     // MARK: Pairs, selection, state
 
     private func hostCandidate(family: SocketAddress.Family) -> ICECandidate? {
-        localCandidates.first { $0.kind == .host && $0.address.family == family }
+        hostCandidates.first { $0.address.family == family }
     }
 
-    private func pairIndex(remote: SocketAddress) -> Int? {
-        pairs.firstIndex { $0.remote.address == remote }
+    private func pairIndex(_ key: PathKey) -> Int? {
+        pairs.firstIndex { PathKey($0) == key }
     }
 
-    private func addPair(remote: ICECandidate) {
-        guard let local = hostCandidate(family: remote.address.family), pairIndex(remote: remote.address) == nil else {
-            return
+    /// Pairs `remote` with the host candidate of its family (unless the policy is relay) and every relay candidate
+    /// of its family.
+    private func addPairs(remote: ICECandidate) {
+        if configuration.transportPolicy == .all, let local = hostCandidate(family: remote.address.family) {
+            addPair(local: local, remote: remote)
         }
-        pairs.append(ICECandidatePair(local: local, remote: remote))
+        for local in localCandidates where local.kind == .relay && local.address.family == remote.address.family {
+            addPair(local: local, remote: remote)
+        }
+    }
+
+    private func addPair(local: ICECandidate, remote: ICECandidate) {
+        let pair = ICECandidatePair(local: local, remote: remote)
+        guard pairIndex(PathKey(pair)) == nil else { return }
+        pairs.append(pair)
         sortPairs()
     }
 
@@ -651,7 +885,9 @@ public final class ICEAgent {
         let role = self.role
         pairs.sort { left, right in
             let (l, r) = (left.priority(role: role), right.priority(role: role))
-            return l != r ? l > r : left.remote.address.description < right.remote.address.description
+            guard l == r else { return l > r }
+            let (leftName, rightName) = (left.remote.address.description, right.remote.address.description)
+            return leftName != rightName ? leftName < rightName : left.local.address.description < right.local.address.description
         }
     }
 
@@ -664,14 +900,18 @@ public final class ICEAgent {
     }
 
     private func select(_ index: Int, nowNs: UInt64) {
-        let remote = pairs[index].remote.address
-        if let current = selectedRemote, let currentIndex = pairIndex(remote: current) {
+        let key = PathKey(pairs[index])
+        if let current = selectedKey, let currentIndex = pairIndex(current) {
             // Controlled, aggressive peer: keep the highest-priority nominated pair.
-            guard current != remote, pairs[index].priority(role: role) > pairs[currentIndex].priority(role: role) else {
+            guard current != key, pairs[index].priority(role: role) > pairs[currentIndex].priority(role: role) else {
                 return
             }
         }
-        selectedRemote = remote
+        selectedKey = key
+        if let relay = key.relay {
+            // Media goes as ChannelData (4 bytes of framing instead of a Send indication's 36).
+            allocation(relayedAddress: relay)?.bindChannel(to: key.remote)
+        }
         statistics.selectedPair = pairs[index]
         if statistics.timeToConnectedMs == nil, let firstCheckNs = firstCheckNs ?? checkingStartNs {
             statistics.timeToConnectedMs = Double(nowNs &- firstCheckNs) / 1e6

@@ -12,7 +12,7 @@ public struct ICECandidatePair: Sendable, Hashable, Codable, CustomStringConvert
         case failed
     }
 
-    /// The local candidate (a host candidate: reflexive ones share its base and socket).
+    /// The local candidate: a host candidate (reflexive ones share its base and socket) or a relayed one.
     public var local: ICECandidate
     /// The remote candidate.
     public var remote: ICECandidate
@@ -43,6 +43,9 @@ public struct ICECandidatePair: Sendable, Hashable, Codable, CustomStringConvert
         let d = UInt64(controlled)
         return (min(g, d) << 32) + 2 * max(g, d) + (g > d ? 1 : 0)
     }
+
+    /// The local and remote candidate types, e.g. `"relay → host"`.
+    public var candidateTypes: String { "\(local.kind.rawValue) → \(remote.kind.rawValue)" }
 
     /// `"local -> remote (state)"`.
     public var description: String {

@@ -22,6 +22,12 @@ public struct ICEStatistics: Sendable, Hashable, Codable {
     public var peerReflexiveCandidates = 0
     /// Server-reflexive local candidates gathered from STUN servers.
     public var serverReflexiveCandidates = 0
+    /// Relayed local candidates gathered from TURN servers.
+    public var relayCandidates = 0
+    /// TURN allocations that failed (wrong credentials, no answer, an error response).
+    public var relayFailures = 0
+    /// Datagrams dropped because they came straight to a host socket while the policy is ``ICETransportPolicy/relay``.
+    public var droppedByPolicy = 0
     /// The selected pair, once there is one.
     public var selectedPair: ICECandidatePair?
     /// The round-trip time of the last successful check or consent request, in milliseconds.

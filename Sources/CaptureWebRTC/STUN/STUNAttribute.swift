@@ -6,7 +6,8 @@ public import CaptureRTP
     import Musl
 #endif
 
-/// A STUN attribute (RFC 8489 §14, RFC 8445 §16.1): the ones ICE uses typed, any other kept raw.
+/// A STUN attribute (RFC 8489 §14, RFC 8445 §16.1, RFC 8656 §18): the ones ICE and a TURN client use typed, any
+/// other kept raw.
 ///
 /// ``messageIntegrity(_:)`` and ``fingerprint(_:)`` are what a parsed message carried; when serializing, a message
 /// computes them itself (``STUNMessage/serialized(integrityKey:fingerprint:)``) and skips these cases.
@@ -31,6 +32,22 @@ public enum STUNAttribute: Sendable, Hashable {
     case iceControlled(UInt64)
     /// ICE-CONTROLLING (0x802A): the sender is controlling; its tie-breaker.
     case iceControlling(UInt64)
+    /// CHANNEL-NUMBER (0x000C, TURN): a channel number 0x4000–0x4FFF (followed by two reserved bytes on the wire).
+    case channelNumber(UInt16)
+    /// LIFETIME (0x000D, TURN): an allocation's lifetime in seconds.
+    case lifetime(UInt32)
+    /// XOR-PEER-ADDRESS (0x0012, TURN): a peer's address as the relay sees it.
+    case xorPeerAddress(SocketAddress)
+    /// DATA (0x0013, TURN): a datagram to or from a peer, in a Send or Data indication.
+    case data([UInt8])
+    /// REALM (0x0014): the long-term credentials' realm.
+    case realm(String)
+    /// NONCE (0x0015): the server's nonce for long-term credentials.
+    case nonce(String)
+    /// XOR-RELAYED-ADDRESS (0x0016, TURN): the allocation's address on the relay.
+    case xorRelayedAddress(SocketAddress)
+    /// REQUESTED-TRANSPORT (0x0019, TURN): the IP protocol number of the relayed transport (17, UDP).
+    case requestedTransport(UInt8)
     /// Any other attribute: its type and value (without padding).
     case unknown(type: UInt16, value: [UInt8])
 
@@ -56,6 +73,22 @@ public enum STUNAttribute: Sendable, Hashable {
         public static let iceControlled: UInt16 = 0x8029
         /// ICE-CONTROLLING.
         public static let iceControlling: UInt16 = 0x802A
+        /// CHANNEL-NUMBER.
+        public static let channelNumber: UInt16 = 0x000C
+        /// LIFETIME.
+        public static let lifetime: UInt16 = 0x000D
+        /// XOR-PEER-ADDRESS.
+        public static let xorPeerAddress: UInt16 = 0x0012
+        /// DATA.
+        public static let data: UInt16 = 0x0013
+        /// REALM.
+        public static let realm: UInt16 = 0x0014
+        /// NONCE.
+        public static let nonce: UInt16 = 0x0015
+        /// XOR-RELAYED-ADDRESS.
+        public static let xorRelayedAddress: UInt16 = 0x0016
+        /// REQUESTED-TRANSPORT.
+        public static let requestedTransport: UInt16 = 0x0019
     }
 
     /// This attribute's type code.
@@ -71,6 +104,14 @@ public enum STUNAttribute: Sendable, Hashable {
         case .fingerprint: Code.fingerprint
         case .iceControlled: Code.iceControlled
         case .iceControlling: Code.iceControlling
+        case .channelNumber: Code.channelNumber
+        case .lifetime: Code.lifetime
+        case .xorPeerAddress: Code.xorPeerAddress
+        case .data: Code.data
+        case .realm: Code.realm
+        case .nonce: Code.nonce
+        case .xorRelayedAddress: Code.xorRelayedAddress
+        case .requestedTransport: Code.requestedTransport
         case .unknown(let type, _): type
         }
     }
@@ -109,6 +150,25 @@ public enum STUNAttribute: Sendable, Hashable {
             guard value.count == 8 else { throw .malformedAttribute(type: type) }
             let tieBreaker = UInt64(bigEndianBytes: value)
             return type == Code.iceControlled ? .iceControlled(tieBreaker) : .iceControlling(tieBreaker)
+        case Code.xorPeerAddress:
+            return .xorPeerAddress(try decodeAddress(value, type: type, mask: transactionID))
+        case Code.xorRelayedAddress:
+            return .xorRelayedAddress(try decodeAddress(value, type: type, mask: transactionID))
+        case Code.channelNumber:
+            guard value.count == 4 else { throw .malformedAttribute(type: type) }
+            return .channelNumber(UInt16(bigEndianBytes: value))
+        case Code.lifetime:
+            guard value.count == 4 else { throw .malformedAttribute(type: type) }
+            return .lifetime(UInt32(bigEndianBytes: value))
+        case Code.data:
+            return .data(Array(value))
+        case Code.realm, Code.nonce:
+            guard value.count <= 763 else { throw .malformedAttribute(type: type) }
+            let text = String(decoding: value, as: UTF8.self)
+            return type == Code.realm ? .realm(text) : .nonce(text)
+        case Code.requestedTransport:
+            guard value.count == 4 else { throw .malformedAttribute(type: type) }
+            return .requestedTransport(value[0])
         default:
             return .unknown(type: type, value: Array(value))
         }
@@ -129,6 +189,15 @@ public enum STUNAttribute: Sendable, Hashable {
         case .useCandidate: break
         case .fingerprint(let value): bytes.appendBigEndian(value)
         case .iceControlled(let value), .iceControlling(let value): bytes.appendBigEndian(value)
+        case .channelNumber(let number):
+            bytes.appendBigEndian(number)
+            bytes.appendBigEndian(UInt16(0))
+        case .lifetime(let seconds): bytes.appendBigEndian(seconds)
+        case .xorPeerAddress(let address), .xorRelayedAddress(let address):
+            Self.encodeAddress(address, mask: transactionID, into: &bytes)
+        case .data(let value): bytes.append(contentsOf: value)
+        case .realm(let text), .nonce(let text): bytes.append(contentsOf: text.utf8.prefix(763))
+        case .requestedTransport(let proto): bytes.append(contentsOf: [proto, 0, 0, 0])
         case .unknown(_, let value): bytes.append(contentsOf: value)
         }
     }

@@ -190,4 +190,10 @@ public struct STUNMessage: Sendable, Hashable {
     public var iceControlled: UInt64? { first { if case .iceControlled(let value) = $0 { value } else { nil } } }
     /// ERROR-CODE's code, if present.
     public var errorCode: Int? { first { if case .errorCode(let code, _) = $0 { code } else { nil } } }
+    /// LIFETIME (TURN), if present.
+    public var lifetime: UInt32? { first { if case .lifetime(let seconds) = $0 { seconds } else { nil } } }
+    /// REALM, if present.
+    public var realm: String? { first { if case .realm(let text) = $0 { text } else { nil } } }
+    /// NONCE, if present.
+    public var nonce: String? { first { if case .nonce(let text) = $0 { text } else { nil } } }
 }

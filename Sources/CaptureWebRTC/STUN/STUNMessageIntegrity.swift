@@ -23,6 +23,21 @@ public enum STUNMessageIntegrity {
     /// The key for short-term credentials: the password's bytes.
     public static func key(password: String) -> [UInt8] { Array(password.utf8) }
 
+    /// The key for long-term credentials (RFC 8489 §9.2.2, TURN): MD5(username ":" realm ":" password), 16 bytes
+    /// (empty if OpenSSL cannot compute MD5, which then fails every integrity check rather than trapping).
+    public static func key(username: String, realm: String, password: String) -> [UInt8] {
+        let input = Array("\(username):\(realm):\(password)".utf8)
+        var digest = [UInt8](repeating: 0, count: 16)
+        var length: UInt32 = 0
+        let ok = input.withUnsafeBufferPointer { inputBytes in
+            digest.withUnsafeMutableBufferPointer { digestBytes in
+                EVP_Digest(inputBytes.baseAddress, inputBytes.count, digestBytes.baseAddress, &length, EVP_md5(), nil)
+                    == 1
+            }
+        }
+        return ok && length == 16 ? digest : []
+    }
+
     /// Checks MESSAGE-INTEGRITY of the message in `bytes` with `key`.
     public static func verifyIntegrity(_ bytes: UnsafeRawBufferPointer, key: [UInt8]) -> Verdict {
         guard let offset = attributeOffset(STUNAttribute.Code.messageIntegrity, in: bytes) else { return .absent }

@@ -19,6 +19,12 @@ public import Logging
 /// timers run every 10 ms. It is a ``PacketTransport``: the ``VideoSender`` built once DTLS is connected sends its
 /// SRTP through ``send(_:)``, which goes out only on ICE's selected pair and only while consent holds (RFC 7675), and
 /// gets the peer's SRTCP through ``deliverRTCP(to:)`` (or a handler given to ``setRTCPHandler(_:)``).
+///
+/// With TURN servers (``Configuration/turnServers``) the agent allocates a relayed candidate on each, over the host
+/// socket of its family. What comes from a TURN server is unwrapped (Data indications, ChannelData: RFC 7983's first
+/// bytes 64–79) and routed as if the peer had sent it to that socket; when the selected pair's local candidate is the
+/// relay, every datagram to the peer (DTLS, SRTP, SRTCP, consent) goes through the allocation, media as ChannelData
+/// framed into one reused buffer once the channel is bound.
 public final class WebRTCTransport: PacketTransport {
     /// How the transport gathers and connects.
     public struct Configuration: Sendable {
@@ -33,17 +39,24 @@ public final class WebRTCTransport: PacketTransport {
         public var hostAddresses: [SocketAddress]?
         /// The largest DTLS datagram.
         public var mtu: Int
+        /// TURN servers to gather relayed candidates from.
+        public var turnServers: [TURNServer]
+        /// Which candidates are offered and paired (``ICETransportPolicy/relay``: relayed ones only).
+        public var transportPolicy: ICETransportPolicy
 
         /// Creates a configuration.
         public init(
             role: ICERole = .controlling, includeLoopback: Bool = false, stunServers: [SocketAddress] = [],
-            hostAddresses: [SocketAddress]? = nil, mtu: Int = 1200
+            hostAddresses: [SocketAddress]? = nil, mtu: Int = 1200, turnServers: [TURNServer] = [],
+            transportPolicy: ICETransportPolicy = .all
         ) {
             self.role = role
             self.includeLoopback = includeLoopback
             self.stunServers = stunServers
             self.hostAddresses = hostAddresses
             self.mtu = mtu
+            self.turnServers = turnServers
+            self.transportPolicy = transportPolicy
         }
     }
 
@@ -97,21 +110,37 @@ public final class WebRTCTransport: PacketTransport {
     }
 
     /// Where media goes: the selected pair, while consent holds.
-    struct Route {
+    struct Route: Equatable {
         var socket: UDPSocket
         var remote: SocketAddress
+        /// The TURN server and bound channel when the selected pair's local candidate is relayed (channel `nil`
+        /// until bound: Send indications, framed under the core lock, until then).
+        var relayServer: SocketAddress?
+        var channel: UInt16?
+        /// Our relayed address (the selected pair's local candidate) when the route goes through a relay.
+        var relayedAddress: SocketAddress?
+
+        static func == (left: Route, right: Route) -> Bool {
+            left.socket === right.socket && left.remote == right.remote && left.relayServer == right.relayServer
+                && left.channel == right.channel && left.relayedAddress == right.relayedAddress
+        }
     }
 
     /// Our ICE credentials (for the offer).
     public let localCredentials: ICECredentials
     /// Our certificate (its fingerprint goes in the offer).
     public let certificate: DTLSCertificate
-    /// Our host candidates (for the offer).
-    public let localCandidates: [ICECandidate]
+    /// Our local candidates so far (for the offer): the host ones at once (none under
+    /// ``ICETransportPolicy/relay``), then reflexive and relayed ones as they are gathered (see
+    /// ``gatheredCandidates(timeout:)``).
+    public var localCandidates: [ICECandidate] { core.withLock { $0.ice.localCandidates } }
     /// The first socket's local address.
     public let localAddress: SocketAddress
 
     let sockets: [UDPSocket]
+    /// The TURN servers' addresses: datagrams from them are unwrapped before routing.
+    let turnServerAddresses: [SocketAddress]
+    let framer = ChannelDataFramer()
     let core: Locked<Core>
     let route = Locked<Route?>(nil)
     let rtcpHandler = Locked<(@Sendable (UnsafeMutableRawBufferPointer, Int) -> Void)?>(nil)
@@ -164,8 +193,9 @@ public final class WebRTCTransport: PacketTransport {
         let ice = ICEAgent(
             configuration: ICEAgent.Configuration(
                 role: configuration.role, localCredentials: credentials, hostAddresses: hostAddresses,
-                stunServers: configuration.stunServers))
-        self.localCandidates = ice.localCandidates
+                stunServers: configuration.stunServers, turnServers: configuration.turnServers,
+                transportPolicy: configuration.transportPolicy))
+        turnServerAddresses = configuration.turnServers.map(\.address)
         core = Locked(Core(ice: ice))
         for socket in sockets {
             let weak = WeakTransport(transport: self)
@@ -233,6 +263,19 @@ public final class WebRTCTransport: PacketTransport {
     /// The ICE agent's figures.
     public var iceStatistics: ICEStatistics { core.withLock { $0.ice.statistics } }
 
+    /// The TURN allocations' figures (state, relayed address, requests, errors), one per TURN server.
+    public var turnAllocations: [TURNAllocationStatistics] { core.withLock { $0.ice.turnAllocations } }
+
+    /// Waits until every STUN and TURN server answered or gave up, at most `timeout`, and returns the local
+    /// candidates then known (what an offer without trickle carries).
+    public func gatheredCandidates(timeout: Duration) async -> [ICECandidate] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, !core.withLock({ $0.ice.isGatheringComplete }) {
+            do { try await Task.sleep(for: .milliseconds(5)) } catch { break }
+        }
+        return localCandidates
+    }
+
     /// Waits until DTLS is connected (returning the SRTP keys) or the transport failed, at most `timeout`.
     public func connected(timeout: Duration) async throws(WebRTCTransportError) -> DTLSSRTPKeys {
         let deadline = ContinuousClock.now + timeout
@@ -255,7 +298,16 @@ public final class WebRTCTransport: PacketTransport {
             core.withLock { $0.statistics.mediaBlocked += 1 }
             return false
         }
-        let sent = route.socket.send(datagram, to: route.remote)
+        let sent: Bool
+        if let server = route.relayServer, let channel = route.channel {
+            sent = framer.send(datagram, channel: channel, to: server, socket: route.socket)
+        } else if route.relayServer != nil {
+            // Until the channel is bound (one round trip to the server): a Send indication, built under the lock.
+            let bytes = Array(datagram)
+            sent = core.withLock { core in sendToPeer(bytes, &core) }
+        } else {
+            sent = route.socket.send(datagram, to: route.remote)
+        }
         // Counting every packet under the core lock would contend with the receive threads; failures are rare.
         if !sent { core.withLock { $0.statistics.mediaSendErrors += 1 } }
         return sent
@@ -269,8 +321,12 @@ public final class WebRTCTransport: PacketTransport {
         }
         guard wasRunning else { return }
         core.withLock { core in
+            let nowNs = MonotonicClock.nowNs()
             core.dtls?.close()
-            flush(&core, nowNs: MonotonicClock.nowNs())
+            flush(&core, nowNs: nowNs)
+            // Releases the TURN allocations (Refresh with LIFETIME 0).
+            core.ice.close(nowNs: nowNs)
+            flush(&core, nowNs: nowNs)
             core.state = .closed
         }
         route.withLock { $0 = nil }
@@ -308,10 +364,16 @@ public final class WebRTCTransport: PacketTransport {
         }
     }
 
-    /// Routes one received datagram by its first byte.
+    /// Routes one received datagram by its first byte; one from a TURN server is unwrapped first, and what it
+    /// carries routed as received from the peer through `relay` (our relayed address).
     func handle(
-        _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, socket: UDPSocket, nowNs: UInt64
+        _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, socket: UDPSocket, nowNs: UInt64,
+        relay: SocketAddress? = nil
     ) {
+        if relay == nil, turnServerAddresses.contains(source) {
+            handleFromTURNServer(datagram, from: source, socket: socket, nowNs: nowNs)
+            return
+        }
         switch DatagramKind(classifying: UnsafeRawBufferPointer(datagram)) {
         case .stun:
             // A copy: the lock's body must leave the core in its own region, which a borrowed buffer would join.
@@ -319,7 +381,7 @@ public final class WebRTCTransport: PacketTransport {
             let bytes = Array(datagram)
             core.withLock { core in
                 core.statistics.stunReceived += 1
-                _ = core.ice.handle(datagram: bytes, from: source, nowNs: nowNs)
+                _ = core.ice.handle(datagram: bytes, from: source, relay: relay, nowNs: nowNs)
                 flush(&core, nowNs: nowNs)
             }
         case .dtls:
@@ -339,6 +401,46 @@ public final class WebRTCTransport: PacketTransport {
         }
     }
 
+    /// A datagram from a TURN server: ChannelData on the media route's channel is unwrapped in place (the relayed
+    /// media path); anything else is copied and given to the agent, which returns the peer's datagram it carried.
+    private func handleFromTURNServer(
+        _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, socket: UDPSocket, nowNs: UInt64
+    ) {
+        if datagram.count >= 4, let route = route.withLock({ $0 }), route.relayServer == source,
+            let channel = route.channel, UInt16(datagram[0]) << 8 | UInt16(datagram[1]) == channel,
+            let relay = route.relayedAddress
+        {
+            let length = Int(datagram[2]) << 8 | Int(datagram[3])
+            guard 4 + length <= datagram.count else {
+                core.withLock { $0.statistics.unknownReceived += 1 }
+                return
+            }
+            let payload = UnsafeMutableRawBufferPointer(rebasing: datagram[4..<(4 + length)])
+            handle(payload, from: route.remote, socket: socket, nowNs: nowNs, relay: relay)
+            return
+        }
+        var bytes = Array(datagram)
+        let input = core.withLock { core in
+            core.statistics.turnReceived += 1
+            let input = core.ice.handleFromTURNServer(bytes, from: source, nowNs: nowNs)
+            flush(&core, nowNs: nowNs)
+            return input
+        }
+        guard case .data(let peer, let relay, let payload) = input else { return }
+        bytes.withUnsafeMutableBytes { raw in
+            handle(UnsafeMutableRawBufferPointer(rebasing: raw[payload]), from: peer, socket: socket, nowNs: nowNs, relay: relay)
+        }
+    }
+
+    /// Sends `bytes` to the selected pair's peer, through its relay if its local candidate is relayed. Under the
+    /// core lock.
+    @discardableResult
+    private func sendToPeer(_ bytes: [UInt8], _ core: inout Core) -> Bool {
+        guard let pair = core.ice.selectedPair else { return false }
+        let (datagram, destination) = core.ice.wrapForRelay(bytes, pair: pair) ?? (bytes, pair.remote.address)
+        return datagram.withUnsafeBytes { raw in socket(for: destination)?.send(raw, to: destination) ?? false }
+    }
+
     /// Sends what ICE and DTLS queued, follows their state, and updates the media route. Under the core lock.
     func flush(_ core: inout Core, nowNs: UInt64) {
         while let transmit = core.ice.pollTransmit() {
@@ -346,18 +448,24 @@ public final class WebRTCTransport: PacketTransport {
                 socket(for: transmit.destination)?.send(bytes, to: transmit.destination)
             }
         }
+        while let event = core.ice.pollEvent() {
+            switch event {
+            case .relayFailed(let error):
+                logger.warning("TURN allocation failed; no relayed candidate", metadata: ["error": "\(error)"])
+            case .localCandidate(let candidate):
+                logger.info("ICE candidate gathered", metadata: ["candidate": "\(candidate)"])
+            case .stateChanged, .gatheringComplete, .selectedPair, .roleChanged:
+                break
+            }
+        }
         let pair = core.ice.selectedPair
         if let pair, core.statistics.iceConnectedAfterNs == nil {
             core.statistics.iceConnectedAfterNs = nowNs &- core.startNs
-            logger.info("ICE connected", metadata: ["pair": "\(pair)"])
+            logger.info("ICE connected", metadata: ["pair": "\(pair)", "types": "\(pair.candidateTypes)"])
             if core.dtlsRole == .client { core.dtls?.start(nowNs: Int64(clamping: nowNs)) }
         }
-        if let pair {
-            while let datagram = core.dtls?.pollTransmit() {
-                _ = datagram.withUnsafeBytes { bytes in
-                    socket(for: pair.remote.address)?.send(bytes, to: pair.remote.address)
-                }
-            }
+        if pair != nil {
+            while let datagram = core.dtls?.pollTransmit() { sendToPeer(datagram, &core) }
         }
         if case .failed = core.ice.state, case .connecting = core.state {
             fail(&core, WebRTCTransportError(.iceFailed, "no candidate pair worked"))
@@ -381,12 +489,15 @@ public final class WebRTCTransport: PacketTransport {
             fail(&core, WebRTCTransportError(.iceFailed, "consent lost (RFC 7675): media stopped"))
         }
         let mayCarryMedia = core.ice.canSendMedia && { if case .connected = core.state { true } else { false } }()
+        let relay = core.ice.selectedRelay
         let newRoute: Route? =
-            if mayCarryMedia, let pair, let socket = socket(for: pair.remote.address) {
-                Route(socket: socket, remote: pair.remote.address)
+            if mayCarryMedia, let pair, let socket = socket(for: relay?.server ?? pair.remote.address) {
+                Route(
+                    socket: socket, remote: pair.remote.address, relayServer: relay?.server, channel: relay?.channel,
+                    relayedAddress: relay == nil ? nil : pair.local.address)
             } else { nil }
         route.withLock { route in
-            if route?.remote != newRoute?.remote { route = newRoute }
+            if route != newRoute { route = newRoute }
         }
     }
 

@@ -2,6 +2,9 @@
 public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     /// Datagrams received, by what their first byte says (RFC 7983).
     public var stunReceived = 0
+    /// Datagrams from a TURN server handled by the agent (responses, Data indications, ChannelData off the media
+    /// route); ChannelData on the media route is counted by what it carries.
+    public var turnReceived = 0
     /// DTLS records received.
     public var dtlsReceived = 0
     /// RTCP datagrams received and handed to the sender.
