@@ -1,5 +1,6 @@
 import CaptureConversion
 import CaptureCore
+import CaptureV4L2
 import CaptureVP8
 import MallocInterposerSwift
 
@@ -7,8 +8,9 @@ import MallocInterposerSwift
     import Glibc
 #endif
 
-/// The whole pipeline: a camera (the replay camera on a file, or the synthetic camera) → `CameraVideoCapturer` →
-/// converter → `VP8Encoder` (WebRTC's real-time configuration, one thread) → IVF, unpaced, for `frames` frames.
+/// The whole pipeline: a camera (the replay camera on a file, the synthetic camera, or a V4L2 node with `--device`,
+/// live at its own rate) → `CameraVideoCapturer` → converter → `VP8Encoder` (WebRTC's real-time configuration, one
+/// thread) → IVF, unpaced, for `frames` frames.
 ///
 /// Reports wall time and process CPU time (`CLOCK_PROCESS_CPUTIME_ID`, every thread) from `startCapture` to the
 /// last encoded frame, peak RSS (`VmHWM`), frames and bytes encoded. Frames are stamped `index / fps` before encoding,
@@ -29,6 +31,7 @@ struct PipelineBench {
         let streams = try options.int("streams", default: 1)
         let warmup = min(try options.int("warmup", default: 10), frames / 2)
         let input = options.values["input"]
+        let node = options.values["device"]
         var source: ReplaySource?
         if let input {
             let text = try options.string("format")
@@ -37,8 +40,18 @@ struct PipelineBench {
             }
             source = ReplaySource(path: input, pixelFormat: format, dimensions: size, fps: Double(fps))
         }
-        guard source == nil || streams == 1 else {
-            throw CaptureError(.invalidArgument, "--streams is for the synthetic camera (no --input)")
+        guard (source == nil && node == nil) || streams == 1 else {
+            throw CaptureError(.invalidArgument, "--streams is for the synthetic camera (no --input or --device)")
+        }
+        guard source == nil || node == nil else {
+            throw CaptureError(.invalidArgument, "--input and --device exclude each other")
+        }
+        var preference = PixelFormat.defaultPreference
+        if node != nil, let text = options.values["format"] {
+            guard let format = PixelFormat(fourCC: text.uppercased()) else {
+                throw CaptureError(.invalidArgument, "bad --format \(text)")
+            }
+            preference = [format]
         }
         let configuration = VP8EncoderConfiguration(targetBitrateKbps: kbps, framerate: Double(fps))
         var sinks: [EncodingSink] = []
@@ -50,7 +63,7 @@ struct PipelineBench {
                 configuration: configuration, size: size, fps: fps, frames: frames, ivfPath: ivf, window: counter)
             let provider: CameraProvider =
                 try source.map { source throws(CaptureError) in try .replay(source) }
-                ?? .builtIn
+                ?? (node == nil ? .builtIn : .system)
             let capturer = CameraVideoCapturer(delegate: sink, provider: provider)
             capturer.isPaced = false
             capturer.outputPixelFormat = .i420
@@ -60,7 +73,11 @@ struct PipelineBench {
         let wallStart = MonotonicClock.nowNs()
         let cpuStart = processCPUTimeNs()
         for capturer in capturers {
-            if let device = capturer.captureDevices().first, source != nil {
+            if let node {
+                try await capturer.startCapture(
+                    device: try V4L2Backend.describe(node: node), target: size, fpsLimit: Double(fps),
+                    preference: preference)
+            } else if let device = capturer.captureDevices().first, source != nil {
                 try await capturer.startCapture(device: device, target: size, fpsLimit: Double(fps))
             } else {
                 try await capturer.startCapture(target: size, fpsLimit: Double(fps))
@@ -76,7 +93,8 @@ struct PipelineBench {
         let total = frames * streams
         let streamFPS = results.map { Double(frames) / max($0.seconds, 1e-9) }
         print(
-            "pipeline source=\(source.map { "replay:\($0.pixelFormat.fourCC)" } ?? "synthetic") size=\(size) "
+            "pipeline source=\(node.map { "v4l2:\($0)" } ?? source.map { "replay:\($0.pixelFormat.fourCC)" } ?? "synthetic") "
+                + "granted=\(capturers.first?.configuration?.granted.pixelFormat.fourCC ?? "?") size=\(size) "
                 + "streams=\(streams) frames=\(total) encoded=\(results.map(\.encoded).reduce(0, +)) "
                 + "bytes=\(results.map(\.bytes).reduce(0, +)) keyframes=\(results.map(\.keyFrames).reduce(0, +)) "
                 + "dropped=\(capturers.map(\.statistics.framesDropped).reduce(0, +)) "
