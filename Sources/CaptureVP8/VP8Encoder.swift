@@ -28,6 +28,8 @@ public final class VP8Encoder {
     private var initialized = false
     private var pts: Int64 = 0
     private var keyFrameRequested = false
+    /// The last encoded frame's bytes, whose buffer the next frame reuses (see ``encode(_:forceKeyFrame:)``).
+    private var output: [UInt8] = []
     /// Capture time of the last frame that produced output since (re)initialisation.
     private var lastOutputTimeNs: UInt64?
     private let logger = Logger(label: "CaptureVP8.VP8Encoder")
@@ -104,7 +106,10 @@ public final class VP8Encoder {
                 call: "vpx_codec_encode")
         }
 
-        var bytes: [UInt8] = []
+        // The bytes reuse one buffer: once the caller has let the previous frame go, removeAll(keepingCapacity:) finds
+        // the buffer unshared and empties it in place, so a frame costs no allocation; a caller that still holds the
+        // previous frame keeps its bytes, and this frame gets a buffer of its own (copy on write).
+        output.removeAll(keepingCapacity: true)
         var isKeyFrame = false
         var isDroppable = false
         var iterator: vpx_codec_iter_t? = nil
@@ -112,11 +117,11 @@ public final class VP8Encoder {
             guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
             let coded = packet.pointee.data.frame
             guard let base = coded.buf, coded.sz > 0 else { continue }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(start: base, count: Int(coded.sz)))
+            output.append(contentsOf: UnsafeRawBufferPointer(start: base, count: Int(coded.sz)))
             if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_KEY) != 0 { isKeyFrame = true }
             if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_DROPPABLE) != 0 { isDroppable = true }
         }
-        guard !bytes.isEmpty else { return nil }
+        guard !output.isEmpty else { return nil }
         if isKeyFrame { keyFrameRequested = false }
         lastOutputTimeNs = frame.timestampNs
 
@@ -125,7 +130,7 @@ public final class VP8Encoder {
             qp = -1
         }
         return EncodedFrame(
-            bytes: bytes, isKeyFrame: isKeyFrame,
+            bytes: output, isKeyFrame: isKeyFrame,
             rtpTimestamp: EncodedFrame.rtpTimestamp(fromNanoseconds: frame.timestampNs),
             captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp),
             isDroppable: isDroppable)
