@@ -35,7 +35,8 @@ let package = Package(
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
-        // OpenSSL: DTLS 1.2 with use_srtp, ECDSA certificates, HMAC-SHA1 for STUN's MESSAGE-INTEGRITY.
+        // OpenSSL: DTLS 1.2 with use_srtp, ECDSA certificates, HMAC-SHA1 for STUN's MESSAGE-INTEGRITY; AES-128
+        // (CTR, GCM) and SHA-1 for the SRTP sender's transform.
         .systemLibrary(name: "CSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
@@ -74,11 +75,13 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP (libsrtp2), UDP transport.
+        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP, UDP transport. SRTP: the sender protects
+        // with our own transform on OpenSSL's libcrypto (CSSL: AES-CTR, AES-GCM, SHA-1; no allocation per packet),
+        // the receiver unprotects with libsrtp2 (CSRTP).
         .target(
             name: "CaptureRTP",
             dependencies: [
-                "CaptureCore", "CSRTP",
+                "CaptureCore", "CSRTP", "CSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -11,6 +11,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
 #include <openssl/srtp.h>
 #include <openssl/ssl.h>
