@@ -164,7 +164,10 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "CaptureRTPTests", dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport"]),
+        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with.
+        .testTarget(
+            name: "CaptureRTPTests", dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
+        ),
         .testTarget(
             name: "CaptureCallTests",
             dependencies: [
