@@ -33,8 +33,19 @@ extension CapturerProbe {
 
         @Option(
             name: .customLong("ice-server"),
-            help: ArgumentHelp("A STUN server (stun:host:port); repeat for more.", valueName: "URL"))
+            help: ArgumentHelp(
+                "A STUN or TURN server (stun:host:port, turn:host:port with --ice-username and --ice-credential); "
+                    + "repeat for more.", valueName: "URL"))
         var iceServers: [String] = []
+
+        @Option(help: ArgumentHelp("The username for the --ice-server TURN servers.", valueName: "U"))
+        var iceUsername: String?
+
+        @Option(help: ArgumentHelp("The credential (password) for the --ice-server TURN servers.", valueName: "C"))
+        var iceCredential: String?
+
+        @Option(help: "Which candidates to offer: all, or relay (only relayed ones, through a TURN server).")
+        var iceTransportPolicy: ICETransportPolicy = .all
 
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
@@ -68,6 +79,13 @@ extension CapturerProbe {
             for server in iceServers where ICEServer(url: server) == nil {
                 throw ValidationError("--ice-server \(server): not a stun:, turn: or turns: URL")
             }
+            let turn = iceServers.compactMap { ICEServer(url: $0) }.filter { $0.scheme != .stun }
+            if !turn.isEmpty, iceUsername == nil || iceCredential == nil {
+                throw ValidationError("a TURN --ice-server needs --ice-username and --ice-credential")
+            }
+            if iceTransportPolicy == .relay, turn.isEmpty {
+                throw ValidationError("--ice-transport-policy relay needs a turn: --ice-server")
+            }
             guard connectTimeout > 0, connectTimeout.isFinite else {
                 throw ValidationError("--connect-timeout must be positive")
             }
@@ -85,6 +103,11 @@ extension CapturerProbe {
             var iceConnectedMs: Double?
             var dtlsConnectedMs: Double?
             var selectedPair: String?
+            var selectedPairTypes: String?
+            var iceTransportPolicy: String
+            var turnState: String?
+            var relayedAddress: String?
+            var turnError: String?
             var framesCaptured: Int
             var framesEncoded: Int
             var framesSent: Int
@@ -120,11 +143,13 @@ extension CapturerProbe {
             let publisher = WHIPPublisher(
                 configuration: WHIPPublisherConfiguration(
                     endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
-                    iceServers: iceServers.compactMap { ICEServer(url: $0) }, encoder: encoder,
+                    iceServers: iceServers.compactMap {
+                        ICEServer(url: $0, username: iceUsername, credential: iceCredential)
+                    }, encoder: encoder,
                     maxBitrateKbps: max(bitrate, 2_500), retransmission: !noRetransmission,
                     firstTransmissionLoss: loss.map { PacketLossSimulator(lossPercent: $0, seed: seed) },
                     connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
-                    metricsDeviceID: resolved.device.id))
+                    metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy))
             let interrupted = InterruptFlag()
             let signals = interrupted.watch([SIGINT, SIGTERM])
             defer { for source in signals { source.cancel() } }
@@ -178,7 +203,11 @@ extension CapturerProbe {
                 connectedMs: statistics.connectedAfterNs.map(Self.ms),
                 iceConnectedMs: statistics.transport.iceConnectedAfterNs.map(Self.ms),
                 dtlsConnectedMs: statistics.transport.dtlsConnectedAfterNs.map(Self.ms),
-                selectedPair: statistics.selectedPair, framesCaptured: run.capturer.statistics.framesCaptured,
+                selectedPair: statistics.selectedPair, selectedPairTypes: statistics.selectedPairTypes,
+                iceTransportPolicy: iceTransportPolicy.rawValue, turnState: statistics.turn.first?.state.rawValue,
+                relayedAddress: statistics.turn.first?.relayedAddress.map { "\($0)" },
+                turnError: statistics.turn.first?.lastError.map { "\($0)" },
+                framesCaptured: run.capturer.statistics.framesCaptured,
                 framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: sent.packets, bytes: sent.bytes,
                 keyFramesSent: sent.keyFramesSent, plisReceived: sent.plisReceived, firsReceived: sent.firsReceived,
                 keyFramesRequested: sent.keyFramesRequested, keyFrameRequestsThrottled: sent.keyFrameRequestsThrottled,
@@ -219,6 +248,9 @@ extension CapturerProbe {
             connect:     answer \(r.answeredMs.map { "\($0) ms" } ?? "-"), ICE \
             \(r.iceConnectedMs.map { "\($0) ms" } ?? "-"), DTLS \(r.dtlsConnectedMs.map { "\($0) ms" } ?? "-") \
             (pair \(r.selectedPair ?? "none"))
+            ICE:         policy \(r.iceTransportPolicy), \(r.selectedPairTypes ?? "no pair")\
+            \(r.turnState.map { ", TURN \($0)" } ?? "")\(r.relayedAddress.map { ", relayed \($0)" } ?? "")\
+            \(r.turnError.map { ", TURN error: \($0)" } ?? "")
             frames:      \(r.framesCaptured) captured, \(r.framesEncoded) encoded, \(r.framesSent) sent
             RTP:         \(r.packets) packets, \(r.bytes) bytes, \(r.bitrateKbps) kbit/s (target \
             \(r.targetBitrateKbps), last REMB \(r.lastRembKbps) in \(r.rembsReceived))
@@ -233,3 +265,5 @@ extension CapturerProbe {
         }
     }
 }
+
+extension ICETransportPolicy: ExpressibleByArgument {}

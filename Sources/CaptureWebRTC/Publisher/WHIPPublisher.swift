@@ -9,7 +9,9 @@ public import Logging
 /// in SRTP over one ICE-selected UDP 5-tuple, with RTX answers to NACKs, key frames on PLI and FIR, and the encoder
 /// steered by REMB within the configured range.
 ///
-/// ``start()`` gathers host candidates, POSTs an offer that carries them (so no trickle is needed), checks pairs as
+/// ``start()`` gathers host candidates (and, from the STUN and TURN servers given, reflexive and relayed ones, waiting
+/// at most ``WHIPPublisherConfiguration/gatheringTimeout``), POSTs an offer that carries them (so no trickle is
+/// needed; under ``ICETransportPolicy/relay`` only the relayed ones), checks pairs as
 /// the controlling agent (Janus never nominates), completes DTLS, and returns the ``SendPipeline`` to hand the
 /// capturer as its delegate. ``stop()`` sends RTCP BYE, DELETEs the WHIP resource and closes the transport; a failure
 /// after the endpoint created the resource DELETEs it too, so no half-open session is left.
@@ -74,11 +76,23 @@ public final class WHIPPublisher: Sendable {
             transport = try WebRTCTransport(
                 configuration: WebRTCTransport.Configuration(
                     role: .controlling, stunServers: stunServers(), hostAddresses: configuration.hostAddresses,
-                    mtu: configuration.maxPacketSize),
+                    mtu: configuration.maxPacketSize, turnServers: turnServers(),
+                    transportPolicy: configuration.iceTransportPolicy),
                 logger: logger)
         } catch {
             state.withLock { $0.phase = .stopped }
             throw .transport(error)
+        }
+        let candidates = await transport.gatheredCandidates(timeout: configuration.gatheringTimeout)
+        guard !candidates.isEmpty else {
+            transport.close()
+            state.withLock { $0.phase = .stopped }
+            let reasons = transport.turnAllocations.compactMap { $0.lastError.map { "\($0)" } }
+            throw .transport(
+                WebRTCTransportError(
+                    .noLocalAddress,
+                    "no candidate to offer under ICE transport policy \(configuration.iceTransportPolicy.rawValue)"
+                        + (reasons.isEmpty ? " (no usable TURN server)" : ": " + reasons.joined(separator: "; "))))
         }
         state.withLock {
             $0.phase = .connecting(transport)
@@ -95,7 +109,7 @@ public final class WHIPPublisher: Sendable {
             // No transport-wide sequence numbers are sent yet, so transport-cc is not offered (nor its feedback).
             extensionIDs: PublishOffer.HeaderExtensionIDs(transportWideCC: nil),
             rtcpFeedback: PublishOffer.defaultRTCPFeedback.filter { $0 != "transport-cc" },
-            candidates: transport.localCandidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate
+            candidates: candidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate
         ).render()
 
         let whip: WHIPSession
@@ -202,7 +216,7 @@ public final class WHIPPublisher: Sendable {
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
             sender: snapshot.1?.statistics, pipeline: snapshot.2?.statistics, answeredAfterNs: snapshot.3,
-            connectedAfterNs: snapshot.4)
+            connectedAfterNs: snapshot.4, turn: transport?.turnAllocations ?? [])
     }
 
     // MARK: Helpers
@@ -231,20 +245,39 @@ public final class WHIPPublisher: Sendable {
             endOfCandidates: answer.endOfCandidates)
     }
 
-    /// The user's STUN servers, resolved (TURN is not supported yet: said in the log).
+    /// The user's STUN servers, resolved.
     func stunServers() -> [SocketAddress] {
-        var servers: [SocketAddress] = []
-        for server in configuration.iceServers {
-            guard server.scheme == .stun else {
-                logger.warning("TURN servers are not supported yet; ignored", metadata: ["server": "\(server.url)"])
+        configuration.iceServers.filter { $0.scheme == .stun }.flatMap { Self.resolve($0).prefix(1) }
+    }
+
+    /// The user's TURN servers over UDP with their credentials, resolved; `turns:`, TCP and credential-less ones are
+    /// said in the log and skipped.
+    func turnServers() -> [TURNServer] {
+        var servers: [TURNServer] = []
+        for server in configuration.iceServers where server.scheme != .stun {
+            guard server.scheme == .turn, !server.url.lowercased().contains("transport=tcp") else {
+                logger.warning("only TURN over UDP is supported; ignored", metadata: ["server": "\(server.url)"])
                 continue
             }
-            let parts = server.hostAndPort.split(separator: ":", omittingEmptySubsequences: false)
-            let port = parts.count > 1 ? UInt16(parts[parts.count - 1]) ?? 3478 : 3478
-            let host = parts.count > 1 ? parts.dropLast().joined(separator: ":") : server.hostAndPort
-            servers += HostResolver.resolve(host: host, port: port).prefix(1)
+            guard let username = server.username, let credential = server.credential else {
+                logger.warning("a TURN server without username and credential; ignored", metadata: ["server": "\(server.url)"])
+                continue
+            }
+            guard let address = Self.resolve(server).first else {
+                logger.warning("cannot resolve the TURN server; ignored", metadata: ["server": "\(server.url)"])
+                continue
+            }
+            servers.append(TURNServer(address: address, username: username, password: credential, name: server.url))
         }
         return servers
+    }
+
+    /// The addresses of a server's host (port 3478 unless given).
+    static func resolve(_ server: ICEServer) -> [SocketAddress] {
+        let parts = server.hostAndPort.split(separator: ":", omittingEmptySubsequences: false)
+        let port = parts.count > 1 ? UInt16(parts[parts.count - 1]) ?? 3478 : 3478
+        let host = parts.count > 1 ? parts.dropLast().joined(separator: ":") : server.hostAndPort
+        return HostResolver.resolve(host: host, port: port)
     }
 
     /// After the endpoint created a resource, a failure ends it: DELETE (errors logged), then close.

@@ -9,8 +9,14 @@ public struct WHIPPublisherConfiguration: Sendable {
     public var endpoint: URL
     /// A bearer token for the endpoint, or `nil`.
     public var bearerToken: String?
-    /// STUN servers the user gave (`stun:host:port`); the endpoint's `Link: rel="ice-server"` headers add more.
+    /// STUN and TURN servers the user gave (`stun:host:port`, `turn:host:port` with a username and credential); the
+    /// endpoint's `Link: rel="ice-server"` headers add more.
     public var iceServers: [ICEServer]
+    /// Which candidates are offered: ``ICETransportPolicy/relay`` offers only relayed ones (a TURN server is then
+    /// required).
+    public var iceTransportPolicy: ICETransportPolicy
+    /// How long gathering from STUN and TURN servers may delay the offer.
+    public var gatheringTimeout: Duration
     /// The encoder: WebRTC's real-time VP8 settings, start bit rate and frame rate.
     public var encoder: VP8EncoderConfiguration
     /// The lowest bit rate REMB or loss may take the encoder to, in kbit/s.
@@ -39,8 +45,11 @@ public struct WHIPPublisherConfiguration: Sendable {
         maxBitrateKbps: Int = 2_500, maxPacketSize: Int = 1_200, retransmission: Bool = true,
         firstTransmissionLoss: PacketLossSimulator? = nil, hostAddresses: [SocketAddress]? = nil,
         connectTimeout: Duration = .seconds(10), httpTimeout: Duration = .seconds(10),
-        metricsDeviceID: String = "unknown"
+        metricsDeviceID: String = "unknown", iceTransportPolicy: ICETransportPolicy = .all,
+        gatheringTimeout: Duration = .seconds(5)
     ) {
+        self.iceTransportPolicy = iceTransportPolicy
+        self.gatheringTimeout = gatheringTimeout
         self.endpoint = endpoint
         self.bearerToken = bearerToken
         self.iceServers = iceServers

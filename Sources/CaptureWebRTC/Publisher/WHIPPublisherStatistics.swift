@@ -6,8 +6,12 @@ public struct WHIPPublisherStatistics: Sendable {
     public var transportState: String
     /// The selected ICE pair, described.
     public var selectedPair: String?
+    /// The selected pair's candidate types, e.g. `"relay → host"`.
+    public var selectedPairTypes: String? { ice.selectedPair?.candidateTypes }
     /// ICE's figures.
     public var ice: ICEStatistics
+    /// The TURN allocations' figures (state, relayed address, errors), one per TURN server.
+    public var turn: [TURNAllocationStatistics] = []
     /// The transport's figures (datagrams by kind, media blocked, times to connected).
     public var transport: WebRTCTransportStatistics
     /// The RTP sender's figures (packets, NACKs, retransmissions, PLIs, REMB, RTT…), once it exists.
@@ -23,8 +27,9 @@ public struct WHIPPublisherStatistics: Sendable {
     public init(
         transportState: String, selectedPair: String?, ice: ICEStatistics, transport: WebRTCTransportStatistics,
         sender: VideoSenderStatistics?, pipeline: SendPipelineStatistics?, answeredAfterNs: UInt64?,
-        connectedAfterNs: UInt64?
+        connectedAfterNs: UInt64?, turn: [TURNAllocationStatistics] = []
     ) {
+        self.turn = turn
         self.transportState = transportState
         self.selectedPair = selectedPair
         self.ice = ice

@@ -324,10 +324,11 @@ public final class WebRTCTransport: PacketTransport {
             let nowNs = MonotonicClock.nowNs()
             core.dtls?.close()
             flush(&core, nowNs: nowNs)
-            // Releases the TURN allocations (Refresh with LIFETIME 0).
+            // Releases the TURN allocations (Refresh with LIFETIME 0); closed first, so that the agent's end is not
+            // taken for lost consent.
+            core.state = .closed
             core.ice.close(nowNs: nowNs)
             flush(&core, nowNs: nowNs)
-            core.state = .closed
         }
         route.withLock { $0 = nil }
         // The handler is usually the sender's, and the sender holds this transport: letting it go breaks the cycle.
