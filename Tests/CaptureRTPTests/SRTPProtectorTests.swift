@@ -2,6 +2,10 @@ import CSRTP
 import CaptureCore
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @testable import CaptureRTP
 
 /// Our SRTP sender transform (OpenSSL's libcrypto) against libsrtp2's own sender as the independent reference: the
@@ -93,13 +97,28 @@ import Testing
         Result { () throws(SRTPError) in try body() }
     }
 
+    /// A random master key and everything keyed with it: ours, ours behind `SRTPSession`, libsrtp2's sender (the
+    /// reference) and libsrtp2's receiver.
+    struct Peers {
+        let keys: SRTPKeyingMaterial
+        let ours: SRTPProtector
+        let session: SRTPSession
+        let reference: LibSRTPSender
+        let receiver: SRTPSession
+
+        init(_ profile: SRTPProfile, replayProtection: Bool = true) throws {
+            keys = SRTPKeyingMaterial.random(profile: profile)
+            ours = try SRTPProtectorTests.ours(keys, replayProtection: replayProtection)
+            session = try SRTPSession(
+                role: .sender, keyingMaterial: keys, profile: profile, replayProtection: replayProtection)
+            reference = try LibSRTPSender(keys: keys, allowRepeat: !replayProtection)
+            receiver = try SRTPSession(role: .receiver, keyingMaterial: keys, profile: profile)
+        }
+    }
+
     @Test(arguments: SRTPProfile.allCases)
     func rtpIsLibSRTPsBytesForVariedPacketsAndTwoSSRCs(profile: SRTPProfile) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys)
-        let session = try SRTPSession(role: .sender, keyingMaterial: keys, profile: profile)
-        let reference = try LibSRTPSender(keys: keys)
-        let receiver = try SRTPSession(role: .receiver, keyingMaterial: keys, profile: profile)
+        let peers = try Peers(profile)
         let payloads = [0, 1, 15, 16, 17, 31, 100, 1_000, 1_188]
         var sequences: [UInt16] = [1_000, 40_000]
         for step in 0..<180 {
@@ -108,13 +127,13 @@ import Testing
                 ssrc: Self.ssrcs[stream], sequence: sequences[stream], payload: payloads[step % payloads.count],
                 csrcs: step % 4 == 3 ? 2 : (step % 7 == 0 ? 1 : 0), extended: step % 3 == 0, marker: step % 5 == 0)
             sequences[stream] &+= 1
-            let ours = try Self.protect(packet, protector)
-            #expect(ours == (try reference.protect(packet)), "packet \(step)")
-            #expect(try SRTPSessionTests.protect(packet, session) == ours, "packet \(step) through SRTPSession")
-            #expect(try SRTPSessionTests.unprotect(ours, receiver) == packet, "packet \(step)")
+            let ours = try Self.protect(packet, peers.ours)
+            #expect(ours == (try peers.reference.protect(packet)), "packet \(step)")
+            #expect(try SRTPSessionTests.protect(packet, peers.session) == ours, "packet \(step) through SRTPSession")
+            #expect(try SRTPSessionTests.unprotect(ours, peers.receiver) == packet, "packet \(step)")
         }
-        #expect(session.statistics.protected == 180)
-        #expect(receiver.statistics.unprotected == 180)
+        #expect(peers.session.statistics.protected == 180)
+        #expect(peers.receiver.statistics.unprotected == 180)
     }
 
     /// Sequence numbers that roll over four times (ROC 0 → 4; after the first wrap in steps under 2^15, so each is
@@ -131,14 +150,12 @@ import Testing
 
     @Test(arguments: SRTPProfile.allCases, [true, false])
     func rolloverLateAndRepeatedPacketsMatchLibSRTP(profile: SRTPProfile, replayProtection: Bool) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys, replayProtection: replayProtection)
-        let reference = try LibSRTPSender(keys: keys, allowRepeat: !replayProtection)
+        let peers = try Peers(profile, replayProtection: replayProtection)
         var failures = 0
         for (step, sequence) in Self.rolloverSequence.enumerated() {
             let packet = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: sequence, payload: 50 + step % 17)
-            let ours = Self.outcome { () throws(SRTPError) in try Self.protect(packet, protector) }
-            let theirs = Self.outcome { () throws(SRTPError) in try reference.protect(packet) }
+            let ours = Self.outcome { () throws(SRTPError) in try Self.protect(packet, peers.ours) }
+            let theirs = Self.outcome { () throws(SRTPError) in try peers.reference.protect(packet) }
             #expect(ours == theirs, "step \(step), sequence \(sequence)")
             if case .failure = ours { failures += 1 }
         }
@@ -148,33 +165,27 @@ import Testing
 
     @Test(arguments: SRTPProfile.allCases)
     func libSRTPReceiverFollowsOurRolloverCounter(profile: SRTPProfile) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys)
-        let receiver = try SRTPSession(role: .receiver, keyingMaterial: keys, profile: profile)
+        let peers = try Peers(profile)
         for sequence in Array(UInt16(65_000)...65_535) + Array(0...600) + [0x4000, 0x8000, 0xC000, 0x0100] {
             let packet = Self.rtpPacket(ssrc: Self.ssrcs[1], sequence: sequence, payload: 20)
-            #expect(try SRTPSessionTests.unprotect(try Self.protect(packet, protector), receiver) == packet)
+            #expect(try SRTPSessionTests.unprotect(try Self.protect(packet, peers.ours), peers.receiver) == packet)
         }
     }
 
     @Test(arguments: SRTPProfile.allCases)
     func srtcpIsLibSRTPsBytes(profile: SRTPProfile) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys)
-        let session = try SRTPSession(role: .sender, keyingMaterial: keys, profile: profile)
-        let reference = try LibSRTPSender(keys: keys)
-        let receiver = try SRTPSession(role: .receiver, keyingMaterial: keys, profile: profile)
+        let peers = try Peers(profile)
         for serial in UInt32(0)..<60 {
             let compound = Self.rtcpCompound(
                 ssrc: Self.ssrcs[Int(serial % 2)], serial: serial, cnameLength: 1 + Int(serial % 23))
-            let ours = try Self.protect(compound, protector, rtcp: true)
-            #expect(ours == (try reference.protect(compound, rtcp: true)), "compound \(serial)")
-            #expect(try SRTPSessionTests.protect(compound, session, rtcp: true) == ours)
-            #expect(try SRTPSessionTests.unprotect(ours, receiver, rtcp: true) == compound)
+            let ours = try Self.protect(compound, peers.ours, rtcp: true)
+            #expect(ours == (try peers.reference.protect(compound, rtcp: true)), "compound \(serial)")
+            #expect(try SRTPSessionTests.protect(compound, peers.session, rtcp: true) == ours)
+            #expect(try SRTPSessionTests.unprotect(ours, peers.receiver, rtcp: true) == compound)
         }
         // The 8-byte minimum: a bare header with its SSRC.
         let bare: [UInt8] = [0x80, 201, 0, 1] + Self.bigEndian(Self.ssrcs[0])
-        #expect(try Self.protect(bare, protector, rtcp: true) == (try reference.protect(bare, rtcp: true)))
+        #expect(try Self.protect(bare, peers.ours, rtcp: true) == (try peers.reference.protect(bare, rtcp: true)))
     }
 
     /// RFC 3711 Appendix B.3: session keys from the master key and salt (labels 0x00, 0x02, 0x01).
@@ -234,126 +245,107 @@ import Testing
 
     @Test(arguments: SRTPProfile.allCases)
     func malformedPacketsAndShortBuffersThrowTypedErrors(profile: SRTPProfile) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys)
+        let peers = try Peers(profile)
         let tag = profile == .aesCM128HMACSHA1_80 ? 10 : 16
         let five: [UInt8] = [0x80, 96, 0, 1, 0]
-        #expect(throws: SRTPError.bufferTooSmall(needed: 12, available: 5)) { try Self.protect(five, protector) }
+        #expect(throws: SRTPError.bufferTooSmall(needed: 12, available: 5)) { try Self.protect(five, peers.ours) }
         #expect(throws: SRTPError.bufferTooSmall(needed: 8, available: 5)) {
-            try Self.protect(five, protector, rtcp: true)
+            try Self.protect(five, peers.ours, rtcp: true)
         }
         // No room for the tag (or the SRTCP trailer).
         let packet = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: 7, payload: 100)
         #expect(throws: SRTPError.bufferTooSmall(needed: packet.count + tag, available: packet.count + tag - 1)) {
             try Self.run(packet, room: tag - 1) { (buffer, length) throws(SRTPError) in
-                try protector.protectRTP(buffer, length: &length)
+                try peers.ours.protectRTP(buffer, length: &length)
             }
         }
         let compound = Self.rtcpCompound(ssrc: Self.ssrcs[0], serial: 1, cnameLength: 5)
         #expect(throws: SRTPError.bufferTooSmall(needed: compound.count + tag + 4, available: compound.count + tag)) {
             try Self.run(compound, room: tag) { (buffer, length) throws(SRTPError) in
-                try protector.protectRTCP(buffer, length: &length)
+                try peers.ours.protectRTCP(buffer, length: &length)
             }
         }
         // A length beyond the buffer.
         #expect(throws: SRTPError.bufferTooSmall(needed: packet.count + 65, available: packet.count + 64)) {
             try Self.run(packet) { (buffer, length) throws(SRTPError) in
                 length += 65
-                try protector.protectRTP(buffer, length: &length)
+                try peers.ours.protectRTP(buffer, length: &length)
             }
         }
         // 15 CSRCs in a 20-byte packet; an extension header cut off; an extension longer than the packet.
         var csrcs = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: 8, payload: 8)
         csrcs[0] = 0x8F
-        #expect(throws: SRTPError.bufferTooSmall(needed: 72, available: 20)) { try Self.protect(csrcs, protector) }
+        #expect(throws: SRTPError.bufferTooSmall(needed: 72, available: 20)) { try Self.protect(csrcs, peers.ours) }
         var cutExtension = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: 9, payload: 0)
         cutExtension[0] = 0x90
         #expect(throws: SRTPError.bufferTooSmall(needed: 16, available: 12)) {
-            try Self.protect(cutExtension, protector)
+            try Self.protect(cutExtension, peers.ours)
         }
         var longExtension = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: 10, payload: 20, extended: true)
         longExtension[14] = 0x01  // 256 more words
         #expect(throws: SRTPError.bufferTooSmall(needed: 12 + 4 + 4 * 257, available: longExtension.count)) {
-            try Self.protect(longExtension, protector)
+            try Self.protect(longExtension, peers.ours)
         }
         // None of that touched the stream: the first good packets are libsrtp's, including the sequence numbers
         // the rejected packets carried.
-        let reference = try LibSRTPSender(keys: keys)
         for sequence in UInt16(7)...10 {
             let good = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: sequence, payload: 30)
-            #expect(try Self.protect(good, protector) == (try reference.protect(good)))
+            #expect(try Self.protect(good, peers.ours) == (try peers.reference.protect(good)))
         }
-        #expect(try Self.protect(compound, protector, rtcp: true) == (try reference.protect(compound, rtcp: true)))
+        #expect(
+            try Self.protect(compound, peers.ours, rtcp: true) == (try peers.reference.protect(compound, rtcp: true)))
     }
 
-    /// Prints (does not assert) the time per 1,200-byte packet of ours and libsrtp2's sender, same packets.
+    /// Prints (does not assert) the CPU time per 1,200-byte packet of ours and of libsrtp2's sender, same packets.
+    /// Thread CPU time, so that other tests running meanwhile do not count; a debug build weighs our Swift (the
+    /// window, the dictionary) far more than a release build does.
     @Test(arguments: SRTPProfile.allCases)
     func printsProtectTimeAgainstLibSRTP(profile: SRTPProfile) throws {
-        let keys = SRTPKeyingMaterial.random(profile: profile)
-        let protector = try Self.ours(keys, replayProtection: false)
-        let reference = try LibSRTPSender(keys: keys, allowRepeat: true)
+        let peers = try Peers(profile)
         let packet = Self.rtpPacket(ssrc: Self.ssrcs[0], sequence: 0, payload: 1_200 - 12)
         let count = 20_000
         var buffer = [UInt8](repeating: 0, count: packet.count + SRTPSession.maximumTrailerLength)
-        func time(
-            _ protect: (UnsafeMutableRawBufferPointer, inout Int, UInt16) throws(SRTPError) -> Void
-        ) throws
-            -> Double
-        {
-            let clock = ContinuousClock()
-            let elapsed = try clock.measure {
-                try buffer.withUnsafeMutableBytes { bytes in
-                    for index in 0..<count {
-                        packet.withUnsafeBytes { bytes.copyMemory(from: $0) }
-                        let sequence = UInt16(truncatingIfNeeded: index)
-                        bytes.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
-                        var length = packet.count
-                        try protect(bytes, &length, sequence)
-                    }
+        func nanosecondsPerPacket(
+            _ protect: (UnsafeMutableRawBufferPointer, inout Int) throws(SRTPError) -> Void
+        ) throws -> Int {
+            let start = Self.threadCPUNanoseconds()
+            try buffer.withUnsafeMutableBytes { bytes in
+                for index in 0..<count {
+                    packet.withUnsafeBytes { bytes.copyMemory(from: $0) }
+                    bytes.storeBytes(of: UInt16(truncatingIfNeeded: index).bigEndian, toByteOffset: 2, as: UInt16.self)
+                    var length = packet.count
+                    try protect(bytes, &length)
                 }
             }
-            return Double(elapsed.components.attoseconds / 1_000_000_000 + elapsed.components.seconds * 1_000_000_000)
-                / Double(count)
+            return (Self.threadCPUNanoseconds() - start) / count
         }
-        let oursNs = try time { (bytes, length, _) throws(SRTPError) in try protector.protectRTP(bytes, length: &length)
+        let ours = try nanosecondsPerPacket { (bytes, length) throws(SRTPError) in
+            try peers.ours.protectRTP(bytes, length: &length)
         }
-        let theirsNs = try time { (bytes, length, _) throws(SRTPError) in try reference.protect(bytes, &length) }
+        let theirs = try nanosecondsPerPacket { (bytes, length) throws(SRTPError) in
+            try peers.reference.protect(bytes, &length)
+        }
         print(
-            "SRTP protect, 1,200-byte RTP packets, \(profile.sdesName): ours \(Int(oursNs)) ns/packet, libsrtp2 "
-                + "\(Int(theirsNs)) ns/packet (this build's optimization level)")
+            "SRTP protect, 1,200-byte RTP packets, \(profile.sdesName): ours \(ours) ns/packet, libsrtp2 \(theirs) "
+                + "ns/packet (thread CPU time; this build's optimization level)")
+    }
+
+    /// The calling thread's CPU time.
+    static func threadCPUNanoseconds() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return time.tv_sec * 1_000_000_000 + time.tv_nsec
     }
 }
 
-/// libsrtp2's sender with the policy `SRTPSession` gave it before our transform (`ssrc_any_outbound`, window 1,024):
-/// the reference our bytes are compared with.
+/// libsrtp2's own sender, with the policy `SRTPSession` gives libsrtp2 (`ssrc_any_outbound`, window 1,024): the
+/// reference our bytes are compared with.
 final class LibSRTPSender {
     private let context: OpaquePointer
 
     init(keys: SRTPKeyingMaterial, allowRepeat: Bool = false) throws {
-        // SRTPSession's first use runs srtp_init, once and thread-safely; a session makes sure it has run.
-        _ = try SRTPSession(role: .receiver, keyingMaterial: keys, profile: keys.profile)
-        var policy = srtp_policy_t()
-        switch keys.profile {
-        case .aesCM128HMACSHA1_80:
-            srtp_crypto_policy_set_rtp_default(&policy.rtp)
-            srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
-        case .aeadAES128GCM:
-            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp)
-            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp)
-        }
-        policy.ssrc.type = ssrc_any_outbound
-        policy.window_size = UInt(SRTPSession.replayWindowSize)
-        policy.allow_repeat_tx = allowRepeat ? 1 : 0
-        var keyBytes = keys.key + keys.salt
-        var context: OpaquePointer?
-        let status = keyBytes.withUnsafeMutableBufferPointer { key in
-            policy.key = key.baseAddress
-            return srtp_create(&context, &policy)
-        }
-        guard status == srtp_err_status_ok, let context else {
-            throw SRTPError.libsrtp(call: "srtp_create", status: Int32(bitPattern: status.rawValue))
-        }
-        self.context = context
+        context = try SRTPSession.libsrtpContext(
+            role: .sender, keyingMaterial: keys, profile: keys.profile, replayProtection: !allowRepeat)
     }
 
     deinit {

@@ -82,13 +82,33 @@ public final class SRTPSession: Sendable {
                 expectedKey: profile.keyLength, expectedSalt: profile.saltLength,
                 actualKey: keyingMaterial.key.count, actualSalt: keyingMaterial.salt.count)
         }
-        guard srtpLibraryStatus == 0 else { throw .libsrtp(call: "srtp_init", status: srtpLibraryStatus) }
         // Before srtp_create: if the protector throws, there is no libsrtp context to free yet.
         let protector =
             role == .sender
             ? try SRTPProtector(
                 keyingMaterial: keyingMaterial, profile: profile, replayProtection: replayProtection,
                 windowSize: Self.replayWindowSize) : nil
+        let context = try Self.libsrtpContext(
+            role: role, keyingMaterial: keyingMaterial, profile: profile, replayProtection: replayProtection)
+        self.role = role
+        self.profile = profile
+        self.context = context
+        self.protector = protector
+        counters = Locked(Statistics())
+    }
+
+    deinit {
+        srtp_dealloc(context)
+    }
+
+    /// A new libsrtp2 context (`srtp_t`, the caller frees it with `srtp_dealloc`) with the policy a session of `role`
+    /// gives it: the profile's crypto policies for RTP and RTCP, any SSRC (`ssrc_any_outbound` for a sender,
+    /// `ssrc_any_inbound` for a receiver), a ``replayWindowSize`` window and `allow_repeat_tx` unless
+    /// `replayProtection`. Runs `srtp_init` first, once per process. Also the tests' reference sender.
+    static func libsrtpContext(
+        role: Role, keyingMaterial: SRTPKeyingMaterial, profile: SRTPProfile, replayProtection: Bool
+    ) throws(SRTPError) -> OpaquePointer {
+        guard srtpLibraryStatus == 0 else { throw .libsrtp(call: "srtp_init", status: srtpLibraryStatus) }
         var policy = srtp_policy_t()
         switch profile {
         case .aesCM128HMACSHA1_80:
@@ -110,15 +130,7 @@ public final class SRTPSession: Sendable {
         guard status == srtp_err_status_ok, let context else {
             throw .libsrtp(call: "srtp_create", status: Int32(bitPattern: status.rawValue))
         }
-        self.role = role
-        self.profile = profile
-        self.context = context
-        self.protector = protector
-        counters = Locked(Statistics())
-    }
-
-    deinit {
-        srtp_dealloc(context)
+        return context
     }
 
     /// A snapshot of the counters.
