@@ -21,6 +21,16 @@ struct TURNRelayTests {
             dtlsRole: dtlsRole, endOfCandidates: true)
     }
 
+    /// A sender of SRTP on `transport`, which hands it the peer's SRTCP.
+    static func sender(on transport: WebRTCTransport, keys: DTLSSRTPKeys) throws -> VideoSender {
+        let sender = try VideoSender(
+            configuration: VideoSenderConfiguration(
+                remote: transport.localAddress, srtp: keys.local, remoteSRTP: keys.remote),
+            transport: transport)
+        transport.deliverRTCP(to: sender)
+        return sender
+    }
+
     static func frame(_ index: Int) -> EncodedFrame {
         EncodedFrame(
             bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 3_000), isKeyFrame: index == 0,
@@ -63,18 +73,10 @@ struct TURNRelayTests {
         #expect(pair.candidateTypes == "relay → host")
         #expect(pair.local.address == relay.address)
 
-        let outgoing = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: publisher.localAddress, srtp: ours.local, remoteSRTP: ours.remote),
-            transport: publisher)
+        let outgoing = try Self.sender(on: publisher, keys: ours)
         defer { outgoing.finish() }
-        publisher.deliverRTCP(to: outgoing)
-        let incoming = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: viewer.localAddress, srtp: theirs.local, remoteSRTP: theirs.remote),
-            transport: viewer)
+        let incoming = try Self.sender(on: viewer, keys: theirs)
         defer { incoming.finish() }
-        viewer.deliverRTCP(to: incoming)
         for index in 0..<20 {
             outgoing.consume(Self.frame(index))
             incoming.consume(Self.frame(index))
