@@ -25,6 +25,15 @@ final class CoturnServer {
         ExternalProcess.which("turnserver") == nil ? "turnserver (coturn) is not installed" : nil
     }
 
+    /// A started server, or `nil` after printing `SKIPPED (test): reason` when `turnserver` is not installed.
+    static func startOrSkip(_ test: String = #function) async throws -> CoturnServer? {
+        if let reason = skipReason() {
+            print("SKIPPED (\(test.prefix { $0 != "(" })): \(reason)")
+            return nil
+        }
+        return try await CoturnServer()
+    }
+
     /// Starts the server on a free port and waits until it listens.
     init() async throws {
         let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))

@@ -40,11 +40,7 @@ struct TURNRelayTests {
 
     @Test("policy relay: ICE selects relay → host, DTLS completes, SRTP flows both ways, coturn counts the packets")
     func relayOnlyPublisherConnectsThroughCoturn() async throws {
-        if let reason = CoturnServer.skipReason() {
-            print("SKIPPED (relayOnlyPublisherConnectsThroughCoturn): \(reason)")
-            return
-        }
-        let coturn = try await CoturnServer()
+        guard let coturn = try await CoturnServer.startOrSkip() else { return }
         defer { coturn.stop() }
         let publisher = try WebRTCTransport(
             configuration: .init(
@@ -122,11 +118,7 @@ struct TURNRelayTests {
 
     @Test("a wrong password: a typed unauthorized error naming the server, no relay candidate, no crash")
     func wrongPasswordIsATypedError() async throws {
-        if let reason = CoturnServer.skipReason() {
-            print("SKIPPED (wrongPasswordIsATypedError): \(reason)")
-            return
-        }
-        let coturn = try await CoturnServer()
+        guard let coturn = try await CoturnServer.startOrSkip() else { return }
         defer { coturn.stop() }
         let server = coturn.server(password: "wrong")
         let publisher = try WebRTCTransport(

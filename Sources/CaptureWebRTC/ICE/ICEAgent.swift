@@ -34,6 +34,11 @@ public import CaptureRTP
 /// and routes the peer datagrams it returns as if received from the peer, STUN ones back to
 /// ``handle(datagram:from:relay:nowNs:)`` with the relayed address. Under ``ICETransportPolicy/relay`` only relay
 /// candidates are offered and paired, and checks that reach a host socket directly are dropped.
+///
+/// More STUN and TURN servers may come after the start (a WHIP endpoint announces its own with the answer):
+/// ``add(stunServers:turnServers:)`` resumes gathering for them, reports what they give as events (to trickle) and
+/// pairs a new relay candidate with the remote candidates already known; a second ``ICEEvent/gatheringComplete``
+/// says when they are done.
 public final class ICEAgent {
     /// How an agent runs.
     public struct Configuration: Sendable {
@@ -179,6 +184,8 @@ public final class ICEAgent {
     private var eventQueue: [ICEEvent] = []
     private var started = false
     private var pendingServers: [SocketAddress]
+    /// Every STUN server asked (or to be asked), so that one added again is not asked twice.
+    private var usedSTUNServers: Set<SocketAddress>
     private var gatheringReported = false
     private var lastPacedSendNs: UInt64?
     private var checkingStartNs: UInt64?
@@ -215,6 +222,7 @@ public final class ICEAgent {
         self.hostCandidates = hosts
         self.localCandidates = relayOnly ? [] : hosts
         self.pendingServers = relayOnly ? [] : configuration.stunServers
+        self.usedSTUNServers = Set(configuration.stunServers)
         self.allocations = configuration.turnServers.filter { server in
             hosts.contains { $0.address.family == server.address.family }
         }.map { TURNAllocation(server: $0, timing: configuration.turnTiming) }
@@ -237,7 +245,8 @@ public final class ICEAgent {
             && !allocations.contains { $0.state == .new || $0.state == .allocating }
     }
 
-    /// The TURN allocations' figures, one per configured TURN server of a family we have a host address of.
+    /// The TURN allocations' figures, one per TURN server (configured or added) of a family we have a host address
+    /// of.
     public var turnAllocations: [TURNAllocationStatistics] { allocations.map(\.statistics) }
 
     /// Whether `address` is one of our TURN servers: what comes from it goes to
@@ -293,6 +302,37 @@ public final class ICEAgent {
         permit(candidate.address)
         addPairs(remote: candidate)
         return true
+    }
+
+    /// Adds STUN and TURN servers after the agent started (those a WHIP endpoint announced with the answer, say):
+    /// gathering resumes for them, their reflexive and relayed candidates are reported as
+    /// ``ICEEvent/localCandidate(_:)`` like the first ones, a new relay candidate is paired with every remote
+    /// candidate already known, and one more ``ICEEvent/gatheringComplete`` follows when they have all answered or
+    /// given up. Servers already in use (a STUN address, a TURN address with the same credentials), TURN servers of a
+    /// family we have no host address of, and STUN servers under ``ICETransportPolicy/relay`` are skipped, as at
+    /// start. Returns how many servers gathering resumed for (0: nothing changes, no event follows).
+    @discardableResult
+    public func add(stunServers: [SocketAddress], turnServers: [TURNServer]) -> Int {
+        guard state != .closed else { return 0 }
+        var added = 0
+        if configuration.transportPolicy == .all {
+            for server in stunServers where !usedSTUNServers.contains(server) {
+                usedSTUNServers.insert(server)
+                pendingServers.append(server)
+                added += 1
+            }
+        }
+        for server in turnServers where hostCandidate(family: server.address.family) != nil {
+            guard !allocations.contains(where: { $0.server.address == server.address
+                && $0.server.username == server.username && $0.server.password == server.password })
+            else { continue }
+            let allocation = TURNAllocation(server: server, timing: configuration.turnTiming)
+            allocations.append(allocation)
+            allocationStates.append(allocation.state)
+            added += 1
+        }
+        if added > 0 { gatheringReported = false }
+        return added
     }
 
     /// The peer signalled end-of-candidates: when every pair has failed, the agent fails.

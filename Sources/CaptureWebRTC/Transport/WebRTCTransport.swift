@@ -25,6 +25,10 @@ public import Logging
 /// bytes 64–79) and routed as if the peer had sent it to that socket; when the selected pair's local candidate is the
 /// relay, every datagram to the peer (DTLS, SRTP, SRTCP, consent) goes through the allocation, media as ChannelData
 /// framed into one reused buffer once the channel is bound.
+///
+/// STUN and TURN servers learned after the start (a WHIP endpoint's `Link` headers) are given to
+/// ``addICEServers(stun:turn:)``: gathering resumes for them, and the candidates they give come as a stream of events
+/// (to trickle) that ends with ``ICEEvent/gatheringComplete``.
 public final class WebRTCTransport: PacketTransport {
     /// How the transport gathers and connects.
     public struct Configuration: Sendable {
@@ -107,6 +111,8 @@ public final class WebRTCTransport: PacketTransport {
         var state: State = .new
         var startNs: UInt64 = 0
         var statistics = WebRTCTransportStatistics()
+        /// Where gathering events go after ``WebRTCTransport/addICEServers(stun:turn:)``, until gathering completes.
+        var gathering: AsyncStream<ICEEvent>.Continuation?
     }
 
     /// Where media goes: the selected pair, while consent holds.
@@ -138,8 +144,9 @@ public final class WebRTCTransport: PacketTransport {
     public let localAddress: SocketAddress
 
     let sockets: [UDPSocket]
-    /// The TURN servers' addresses: datagrams from them are unwrapped before routing.
-    let turnServerAddresses: [SocketAddress]
+    /// The TURN servers' addresses: datagrams from them are unwrapped before routing (more come with
+    /// ``addICEServers(stun:turn:)``).
+    let turnServerAddresses: Locked<[SocketAddress]>
     let framer = ChannelDataFramer()
     let core: Locked<Core>
     let route = Locked<Route?>(nil)
@@ -195,7 +202,7 @@ public final class WebRTCTransport: PacketTransport {
                 role: configuration.role, localCredentials: credentials, hostAddresses: hostAddresses,
                 stunServers: configuration.stunServers, turnServers: configuration.turnServers,
                 transportPolicy: configuration.transportPolicy))
-        turnServerAddresses = configuration.turnServers.map(\.address)
+        turnServerAddresses = Locked(configuration.turnServers.map(\.address))
         core = Locked(Core(ice: ice))
         for socket in sockets {
             let weak = WeakTransport(transport: self)
@@ -238,6 +245,44 @@ public final class WebRTCTransport: PacketTransport {
             _ = core.ice.addRemoteCandidate(candidate)
             flush(&core, nowNs: nowNs)
         }
+    }
+
+    /// Adds STUN and TURN servers after the start (the ones a WHIP endpoint announced with its answer); ICE goes on
+    /// meanwhile. Gathering resumes for the servers not already in use (see
+    /// ``ICEAgent/add(stunServers:turnServers:)``), and `events` reports what it gives from now on:
+    /// ``ICEEvent/localCandidate(_:)`` for each new candidate (a relay one is paired with the peer's candidates
+    /// already known), ``ICEEvent/relayFailed(_:)``, and
+    /// ``ICEEvent/gatheringComplete`` last, after which the stream ends (at once when `added` is 0 and gathering was
+    /// already complete; also when the transport closes). A later call ends an earlier call's stream.
+    public func addICEServers(
+        stun: [SocketAddress], turn: [TURNServer]
+    ) -> (added: Int, events: AsyncStream<ICEEvent>) {
+        let (events, continuation) = AsyncStream.makeStream(of: ICEEvent.self)
+        guard running.withLock({ $0 }) else {
+            continuation.finish()
+            return (0, events)
+        }
+        let nowNs = MonotonicClock.nowNs()
+        let added = core.withLock { core in
+            core.gathering?.finish()
+            core.gathering = nil
+            let added = core.ice.add(stunServers: stun, turnServers: turn)
+            // Before the first Allocate goes out, so that the answer is routed to the agent.
+            let relays = turn.map(\.address).filter { core.ice.isTURNServer($0) }
+            turnServerAddresses.withLock { addresses in
+                for address in relays where !addresses.contains(address) { addresses.append(address) }
+            }
+            if added == 0, core.ice.isGatheringComplete {
+                continuation.yield(.gatheringComplete)
+                continuation.finish()
+                return added
+            }
+            core.gathering = continuation
+            core.ice.handleTimeout(nowNs: nowNs)
+            flush(&core, nowNs: nowNs)
+            return added
+        }
+        return (added, events)
     }
 
     /// Where the peer's RTCP goes (the ``VideoSender``'s ``VideoSender/receiveRTCP(_:length:)``).
@@ -329,6 +374,8 @@ public final class WebRTCTransport: PacketTransport {
             core.state = .closed
             core.ice.close(nowNs: nowNs)
             flush(&core, nowNs: nowNs)
+            core.gathering?.finish()
+            core.gathering = nil
         }
         route.withLock { $0 = nil }
         // The handler is usually the sender's, and the sender holds this transport: letting it go breaks the cycle.
@@ -371,7 +418,7 @@ public final class WebRTCTransport: PacketTransport {
         _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, socket: UDPSocket, nowNs: UInt64,
         relay: SocketAddress? = nil
     ) {
-        if relay == nil, turnServerAddresses.contains(source) {
+        if relay == nil, turnServerAddresses.withLock({ $0.contains(source) }) {
             handleFromTURNServer(datagram, from: source, socket: socket, nowNs: nowNs)
             return
         }
@@ -453,9 +500,15 @@ public final class WebRTCTransport: PacketTransport {
             switch event {
             case .relayFailed(let error):
                 logger.warning("TURN allocation failed; no relayed candidate", metadata: ["error": "\(error)"])
+                core.gathering?.yield(event)
             case .localCandidate(let candidate):
                 logger.info("ICE candidate gathered", metadata: ["candidate": "\(candidate)"])
-            case .stateChanged, .gatheringComplete, .selectedPair, .roleChanged:
+                core.gathering?.yield(event)
+            case .gatheringComplete:
+                core.gathering?.yield(event)
+                core.gathering?.finish()
+                core.gathering = nil
+            case .stateChanged, .selectedPair, .roleChanged:
                 break
             }
         }
