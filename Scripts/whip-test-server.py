@@ -14,8 +14,13 @@ Prints the bound port on the first line of stdout, then serves until killed. The
   POST /whip/error          500 with a body.
   POST /whip/garbage        201 with a Location but a body that is not SDP.
   POST /whip/slow           sleeps --slow seconds (default 5) before answering.
+  POST /whip/turn-link?port=P[&patch=405]
+                            201 like /whip/ok, with one Link: <turn:127.0.0.1:P?transport=udp>; rel="ice-server";
+                            username="u"; credential="p" (a local coturn's); with patch=405 the resource's PATCHes are
+                            refused (405, Allow: DELETE), as by an endpoint without trickle.
   PATCH /whip/resource/*    204; 415 unless Content-Type is exactly application/trickle-ice-sdpfrag;
-                            412 if If-Match is present and differs from the resource's ETag.
+                            412 if If-Match is present and differs from the resource's ETag;
+                            405 (Allow: DELETE) for a refuse-* resource.
   DELETE /whip/resource/*   200.
   GET /log                  the requests so far (method, path, headers, body) as JSON; not itself logged.
 
@@ -23,6 +28,7 @@ Every other request gets 404 (and is logged).
 """
 
 import argparse
+import urllib.parse
 import os
 import json
 import sys
@@ -95,6 +101,17 @@ def make_handler(answer, slow):
                              ' credential="pass, word"; credential-type="password", '
                              '<turns:turn.example.net:5349>; rel="ice-server"; username="u2"; credential="c2"'),
                 ])
+            elif path.startswith("/whip/turn-link?"):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+                port = int(query.get("port", ["3478"])[0])
+                kind = "refuse" if query.get("patch") == ["405"] else "turn"
+                self.reply(201, answer, [
+                    ("Content-Type", "application/sdp"),
+                    ("Location", "/whip/resource/%s-%d" % (kind, n)),
+                    ("ETag", '"etag-%d"' % n),
+                    ("Link", '<turn:127.0.0.1:%d?transport=udp>; rel="ice-server"; username="u"; credential="p"'
+                             % port),
+                ])
             elif path == "/whip/redirect":
                 self.reply(307, b"", [("Location", "ok")])
             elif path == "/whip/redirect-loop":
@@ -119,6 +136,8 @@ def make_handler(answer, slow):
             self.record(body)
             if not self.path.startswith("/whip/resource/"):
                 self.reply(404)
+            elif self.path.startswith("/whip/resource/refuse-"):
+                self.reply(405, b"Trickle ICE is not supported\n", [("Allow", "DELETE")])
             elif self.headers.get("Content-Type") != "application/trickle-ice-sdpfrag":
                 self.reply(415, b"Unsupported media type\n")
             else:

@@ -108,6 +108,13 @@ extension CapturerProbe {
             var turnState: String?
             var relayedAddress: String?
             var turnError: String?
+            /// The ICE servers the endpoint's `Link` headers added (not given already).
+            var linkICEServers: [String]
+            /// Candidates trickled by PATCH after the offer, and PATCHes refused (405/501) or failed.
+            var candidatesTrickled: Int
+            var patchesRefused: Int
+            var patchesFailed: Int
+            var endOfCandidatesSent: Bool
             var framesCaptured: Int
             var framesEncoded: Int
             var framesSent: Int
@@ -207,6 +214,10 @@ extension CapturerProbe {
                 iceTransportPolicy: iceTransportPolicy.rawValue, turnState: statistics.turn.first?.state.rawValue,
                 relayedAddress: statistics.turn.first?.relayedAddress.map { "\($0)" },
                 turnError: statistics.turn.first?.lastError.map { "\($0)" },
+                linkICEServers: statistics.trickle.linkICEServers,
+                candidatesTrickled: statistics.trickle.candidatesTrickled,
+                patchesRefused: statistics.trickle.patchesRefused, patchesFailed: statistics.trickle.patchesFailed,
+                endOfCandidatesSent: statistics.trickle.endOfCandidatesSent,
                 framesCaptured: run.capturer.statistics.framesCaptured,
                 framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: sent.packets, bytes: sent.bytes,
                 keyFramesSent: sent.keyFramesSent, plisReceived: sent.plisReceived, firsReceived: sent.firsReceived,
@@ -251,6 +262,10 @@ extension CapturerProbe {
             ICE:         policy \(r.iceTransportPolicy), \(r.selectedPairTypes ?? "no pair")\
             \(r.turnState.map { ", TURN \($0)" } ?? "")\(r.relayedAddress.map { ", relayed \($0)" } ?? "")\
             \(r.turnError.map { ", TURN error: \($0)" } ?? "")
+            trickle:     \(r.candidatesTrickled) candidates PATCHed\
+            \(r.endOfCandidatesSent ? " + end-of-candidates" : ""), \
+            \(r.patchesRefused) refused, \(r.patchesFailed) failed; Link servers: \
+            \(r.linkICEServers.isEmpty ? "none" : r.linkICEServers.joined(separator: " "))
             frames:      \(r.framesCaptured) captured, \(r.framesEncoded) encoded, \(r.framesSent) sent
             RTP:         \(r.packets) packets, \(r.bytes) bytes, \(r.bitrateKbps) kbit/s (target \
             \(r.targetBitrateKbps), last REMB \(r.lastRembKbps) in \(r.rembsReceived))

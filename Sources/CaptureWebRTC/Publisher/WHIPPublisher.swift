@@ -10,10 +10,17 @@ public import Logging
 /// steered by REMB within the configured range.
 ///
 /// ``start()`` gathers host candidates (and, from the STUN and TURN servers given, reflexive and relayed ones, waiting
-/// at most ``WHIPPublisherConfiguration/gatheringTimeout``), POSTs an offer that carries them (so no trickle is
-/// needed; under ``ICETransportPolicy/relay`` only the relayed ones), checks pairs as
-/// the controlling agent (Janus never nominates), completes DTLS, and returns the ``SendPipeline`` to hand the
-/// capturer as its delegate. ``stop()`` sends RTCP BYE, DELETEs the WHIP resource and closes the transport; a failure
+/// at most ``WHIPPublisherConfiguration/gatheringTimeout``), POSTs an offer that carries them (under
+/// ``ICETransportPolicy/relay`` only the relayed ones) without `a=end-of-candidates`, checks pairs as the controlling
+/// agent (Janus never nominates), completes DTLS, and returns the ``SendPipeline`` to hand the capturer as its
+/// delegate. Meanwhile, without delaying any of that, the STUN and TURN servers the endpoint announced in the 201's
+/// `Link` headers (those the user did not give already) are gathered from, and what they give is trickled by PATCH,
+/// then `a=end-of-candidates` (see ``WHIPTrickleStatistics``; a resource that refuses PATCH is counted, not fatal).
+/// Policy ``ICETransportPolicy/relay`` needs a TURN server of the user's: the offer must carry a relayed candidate,
+/// and the endpoint's servers are only known from its answer to that offer (RFC 9725 permits fetching them earlier
+/// with OPTIONS but does not recommend it, and this publisher does not).
+///
+/// ``stop()`` sends RTCP BYE, DELETEs the WHIP resource and closes the transport; a failure
 /// after the endpoint created the resource DELETEs it too, so no half-open session is left.
 ///
 /// The phases are an explicit state machine: idle → connecting → publishing → stopped.
@@ -44,6 +51,9 @@ public final class WHIPPublisher: Sendable {
         var transport: WebRTCTransport?
         var sender: VideoSender?
         var pipeline: SendPipeline?
+        /// Trickling the `Link` servers' candidates, until gathering is over or the session ends.
+        var trickleTask: Task<Void, Never>?
+        var trickle = WHIPTrickleStatistics()
     }
 
     let client: WHIPClient
@@ -92,7 +102,9 @@ public final class WHIPPublisher: Sendable {
                 WebRTCTransportError(
                     .noLocalAddress,
                     "no candidate to offer under ICE transport policy \(configuration.iceTransportPolicy.rawValue)"
-                        + (reasons.isEmpty ? " (no usable TURN server)" : ": " + reasons.joined(separator: "; "))))
+                        + (reasons.isEmpty
+                            ? " (no usable TURN server; the endpoint's Link servers come only with its answer)"
+                            : ": " + reasons.joined(separator: "; "))))
         }
         state.withLock {
             $0.phase = .connecting(transport)
@@ -109,7 +121,9 @@ public final class WHIPPublisher: Sendable {
             // No transport-wide sequence numbers are sent yet, so transport-cc is not offered (nor its feedback).
             extensionIDs: PublishOffer.HeaderExtensionIDs(transportWideCC: nil),
             rtcpFeedback: PublishOffer.defaultRTCPFeedback.filter { $0 != "transport-cc" },
-            candidates: candidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate
+            candidates: candidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate,
+            // More may be trickled after the answer (the endpoint's Link servers): end-of-candidates comes by PATCH.
+            endOfCandidates: false
         ).render()
 
         let whip: WHIPSession
@@ -130,6 +144,8 @@ public final class WHIPPublisher: Sendable {
             throw error
         }
         transport.start(remote: remote)
+        let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
+        state.withLock { $0.trickleTask = trickle }
         let keys: DTLSSRTPKeys
         do {
             keys = try await transport.connected(timeout: configuration.connectTimeout)
@@ -196,7 +212,9 @@ public final class WHIPPublisher: Sendable {
         }
         switch phase {
         case .publishing(let session): await end(session)
-        case .connecting(let transport): transport?.close()
+        case .connecting(let transport):
+            stopTrickling()
+            transport?.close()
         case .idle, .stopped: break
         }
     }
@@ -216,7 +234,8 @@ public final class WHIPPublisher: Sendable {
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
             sender: snapshot.1?.statistics, pipeline: snapshot.2?.statistics, answeredAfterNs: snapshot.3,
-            connectedAfterNs: snapshot.4, turn: transport?.turnAllocations ?? [])
+            connectedAfterNs: snapshot.4, turn: transport?.turnAllocations ?? [],
+            trickle: state.withLock { $0.trickle })
     }
 
     // MARK: Helpers
@@ -245,16 +264,16 @@ public final class WHIPPublisher: Sendable {
             endOfCandidates: answer.endOfCandidates)
     }
 
-    /// The user's STUN servers, resolved.
-    func stunServers() -> [SocketAddress] {
-        configuration.iceServers.filter { $0.scheme == .stun }.flatMap { Self.resolve($0).prefix(1) }
+    /// The STUN servers among `servers` (the user's by default), resolved.
+    func stunServers(from servers: [ICEServer]? = nil) -> [SocketAddress] {
+        (servers ?? configuration.iceServers).filter { $0.scheme == .stun }.flatMap { Self.resolve($0).prefix(1) }
     }
 
-    /// The user's TURN servers over UDP with their credentials, resolved; `turns:`, TCP and credential-less ones are
-    /// said in the log and skipped.
-    func turnServers() -> [TURNServer] {
+    /// The TURN servers over UDP with their credentials among `servers` (the user's by default), resolved; `turns:`,
+    /// TCP and credential-less ones are said in the log and skipped.
+    func turnServers(from given: [ICEServer]? = nil) -> [TURNServer] {
         var servers: [TURNServer] = []
-        for server in configuration.iceServers where server.scheme != .stun {
+        for server in given ?? configuration.iceServers where server.scheme != .stun {
             guard server.scheme == .turn, !server.url.lowercased().contains("transport=tcp") else {
                 logger.warning("only TURN over UDP is supported; ignored", metadata: ["server": "\(server.url)"])
                 continue
@@ -282,6 +301,7 @@ public final class WHIPPublisher: Sendable {
 
     /// After the endpoint created a resource, a failure ends it: DELETE (errors logged), then close.
     private func abandon(_ whip: WHIPSession, _ transport: WebRTCTransport) async {
+        stopTrickling()
         transport.close()
         do {
             try await client.delete(whip)
@@ -292,6 +312,7 @@ public final class WHIPPublisher: Sendable {
     }
 
     private func end(_ session: Session) async {
+        stopTrickling()
         session.pipeline.stop()
         session.sender.finish()
         do {
@@ -300,5 +321,13 @@ public final class WHIPPublisher: Sendable {
             logger.warning("DELETE of the WHIP resource failed", metadata: ["error": "\(error)"])
         }
         session.transport.close()
+    }
+
+    /// Cancels the trickle (no PATCH after the DELETE, unless one is already under way).
+    private func stopTrickling() {
+        state.withLock { state in
+            state.trickleTask?.cancel()
+            state.trickleTask = nil
+        }
     }
 }

@@ -12,6 +12,8 @@ public struct WHIPPublisherStatistics: Sendable {
     public var ice: ICEStatistics
     /// The TURN allocations' figures (state, relayed address, errors), one per TURN server.
     public var turn: [TURNAllocationStatistics] = []
+    /// What was trickled after the offer: the endpoint's `Link` servers used, candidates PATCHed, PATCHes refused.
+    public var trickle = WHIPTrickleStatistics()
     /// The transport's figures (datagrams by kind, media blocked, times to connected).
     public var transport: WebRTCTransportStatistics
     /// The RTP sender's figures (packets, NACKs, retransmissions, PLIs, REMB, RTT…), once it exists.
@@ -27,8 +29,9 @@ public struct WHIPPublisherStatistics: Sendable {
     public init(
         transportState: String, selectedPair: String?, ice: ICEStatistics, transport: WebRTCTransportStatistics,
         sender: VideoSenderStatistics?, pipeline: SendPipelineStatistics?, answeredAfterNs: UInt64?,
-        connectedAfterNs: UInt64?, turn: [TURNAllocationStatistics] = []
+        connectedAfterNs: UInt64?, turn: [TURNAllocationStatistics] = [], trickle: WHIPTrickleStatistics = .init()
     ) {
+        self.trickle = trickle
         self.turn = turn
         self.transportState = transportState
         self.selectedPair = selectedPair

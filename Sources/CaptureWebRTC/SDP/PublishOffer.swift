@@ -73,8 +73,12 @@ public struct PublishOffer: Sendable, Hashable, Codable {
     /// The `a=rtcp-fb` values for the VP8 payload type.
     public var rtcpFeedback: [String]
     /// Candidate attribute values known at offer time (`"1 1 udp 2130706431 10.0.0.1 5000 typ host"`); when not
-    /// empty they are written with `a=end-of-candidates` (non-trickle). Empty: candidates are trickled later.
+    /// empty they are written with `a=end-of-candidates` (non-trickle) unless ``endOfCandidates`` is false. Empty:
+    /// candidates are trickled later.
     public var candidates: [String]
+    /// Whether non-empty ``candidates`` end with `a=end-of-candidates` (the default); false when more may be trickled
+    /// after the offer (RFC 8838: none may follow an end-of-candidates), which then ends with a PATCH.
+    public var endOfCandidates: Bool
     /// The nominal frame rate (`a=framerate`), or `nil`.
     public var framerate: Double?
     /// The `o=` session id.
@@ -86,8 +90,9 @@ public struct PublishOffer: Sendable, Hashable, Codable {
         cname: String, ssrc: UInt32, payloadType: UInt8 = 96, rtx: Retransmission?, mid: String = "0",
         extensionIDs: HeaderExtensionIDs = HeaderExtensionIDs(),
         rtcpFeedback: [String] = PublishOffer.defaultRTCPFeedback, candidates: [String] = [],
-        framerate: Double? = nil, sessionID: UInt64 = 0
+        framerate: Double? = nil, sessionID: UInt64 = 0, endOfCandidates: Bool = true
     ) {
+        self.endOfCandidates = endOfCandidates
         self.iceUfrag = iceUfrag
         self.icePassword = icePassword
         self.fingerprint = fingerprint
@@ -146,7 +151,7 @@ public struct PublishOffer: Sendable, Hashable, Codable {
         if let framerate { attributes.append(Attribute("framerate", Self.format(framerate))) }
         if !candidates.isEmpty {
             attributes += candidates.map { Attribute("candidate", Self.candidateValue($0)) }
-            attributes.append(Attribute("end-of-candidates"))
+            if endOfCandidates { attributes.append(Attribute("end-of-candidates")) }
         }
         let media = SessionDescription.Media(
             media: "video", port: 9, proto: "UDP/TLS/RTP/SAVPF", formats: formats,
