@@ -28,6 +28,9 @@ struct JanusPublishTests {
         var lastFiveSecondsKbps: Double?
         var packets: Int
         var bitrateKbps: Double
+        var endOfCandidatesSent: Bool
+        var patchesRefused: Int
+        var patchesFailed: Int
     }
 
     /// Runs `body` in a fresh lab with the built `capturer-probe`, or says loudly why the test is skipped.
@@ -106,6 +109,8 @@ struct JanusPublishTests {
             #expect(inbound.keyFramesDecoded >= 1)
             #expect(report.sendErrors == 0)
             #expect(report.rembsReceived >= 1, "Janus's REMB (the room's bit rate) reached us")
+            // The offer leaves candidates open (trickle); simple-whip-server takes the end-of-candidates PATCH.
+            #expect(report.endOfCandidatesSent && report.patchesRefused == 0 && report.patchesFailed == 0)
         }
     }
 
