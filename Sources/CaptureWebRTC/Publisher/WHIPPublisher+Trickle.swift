@@ -1,4 +1,6 @@
 internal import CaptureCore
+internal import CaptureRTP
+import Foundation
 import Logging
 
 /// Trickle ICE after the offer (RFC 9725 §4.3.1, RFC 8838, RFC 8840): the STUN and TURN servers the endpoint announced
@@ -34,8 +36,11 @@ extension WHIPPublisher {
                 "ICE servers from the endpoint's Link headers",
                 metadata: ["servers": "\(linkServers.map(\.url).joined(separator: " "))"])
         }
-        let (added, events) = transport.addICEServers(
-            stun: stunServers(from: linkServers), turn: turnServers(from: linkServers))
+        // getaddrinfo blocks (seconds, for a name whose DNS does not answer): on a thread of its own, not the pool's.
+        let (stun, turn) = await Self.onOwnThread { [self] in
+            (stunServers(from: linkServers), turnServers(from: linkServers))
+        }
+        let (added, events) = transport.addICEServers(stun: stun, turn: turn)
         if added > 0 { logger.info("gathering from the endpoint's ICE servers", metadata: ["servers": "\(added)"]) }
         var trickled = Set(offered.map(\.sdpAttributeValue))
         let mid = whip.answer.mid ?? "0"
@@ -64,6 +69,13 @@ extension WHIPPublisher {
         }
         guard complete, !Task.isCancelled else { return }
         _ = await patch(fragment([], end: true), whip)
+    }
+
+    /// `body`'s result, computed on a new thread (for blocking calls that must not hold a cooperative thread).
+    static func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
     }
 
     /// PATCHes one fragment and counts the outcome; returns whether trickle may go on (false once the resource
