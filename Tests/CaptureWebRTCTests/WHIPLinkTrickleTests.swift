@@ -40,6 +40,15 @@ struct WHIPLinkTrickleTests {
         return (publisher, failure, try await server.log())
     }
 
+    /// Runs `body` with a local coturn and a WHIP test server, or says loudly why it is skipped (no `turnserver`).
+    static func withCoturn(
+        _ test: String = #function, _ body: (CoturnServer, WHIPTestServer) async throws -> Void
+    ) async throws {
+        guard let coturn = try await CoturnServer.startOrSkip(test) else { return }
+        defer { coturn.stop() }
+        try await WHIPTestServer.with { server in try await body(coturn, server) }
+    }
+
     /// Whether `start()` failed in the transport (the fixture's candidate never answers), not in signalling.
     static func isTransportFailure(_ failure: WHIPPublishError?) -> Bool {
         if case .transport = failure { true } else { false }
@@ -51,9 +60,7 @@ struct WHIPLinkTrickleTests {
 
     @Test("Link TURN server, no user server: coturn allocates for u, PATCHes carry typ relay then end-of-candidates")
     func linkTURNServerIsAllocatedAndTrickled() async throws {
-        guard let coturn = try await CoturnServer.startOrSkip() else { return }
-        defer { coturn.stop() }
-        try await WHIPTestServer.with { server in
+        try await Self.withCoturn { coturn, server in
             let (publisher, failure, log) = try await Self.publish(
                 "/whip/turn-link?port=\(coturn.address.port)", server: server
             ) { log, _ in Self.patches(log).contains { $0.body.contains("a=end-of-candidates") } }
@@ -90,9 +97,7 @@ struct WHIPLinkTrickleTests {
 
     @Test("a resource answering PATCH with 405: counted as refused, nothing more PATCHed, publishing goes on")
     func refusedPatchIsCountedNotFatal() async throws {
-        guard let coturn = try await CoturnServer.startOrSkip() else { return }
-        defer { coturn.stop() }
-        try await WHIPTestServer.with { server in
+        try await Self.withCoturn { coturn, server in
             let (publisher, failure, log) = try await Self.publish(
                 "/whip/turn-link?port=\(coturn.address.port)&patch=405", server: server
             ) { _, statistics in statistics.trickle.patchesRefused > 0 }
@@ -109,11 +114,10 @@ struct WHIPLinkTrickleTests {
 
     @Test("the Link server is the user's own (same URL and credentials): not added again, only end-of-candidates")
     func linkServerAlreadyConfiguredIsNotAddedAgain() async throws {
-        guard let coturn = try await CoturnServer.startOrSkip() else { return }
-        defer { coturn.stop() }
-        let url = "turn:127.0.0.1:\(coturn.address.port)?transport=udp"
-        let own = try #require(ICEServer(url: url, username: CoturnServer.username, credential: CoturnServer.password))
-        try await WHIPTestServer.with { server in
+        try await Self.withCoturn { coturn, server in
+            let url = "turn:127.0.0.1:\(coturn.address.port)?transport=udp"
+            let own = try #require(
+                ICEServer(url: url, username: CoturnServer.username, credential: CoturnServer.password))
             let (publisher, _, log) = try await Self.publish(
                 "/whip/turn-link?port=\(coturn.address.port)", server: server, iceServers: [own]
             ) { log, _ in Self.patches(log).contains { $0.body.contains("a=end-of-candidates") } }
