@@ -84,7 +84,9 @@ final class LoopbackScorer: Sendable {
     /// taken. Frames after ``finish()`` are ignored.
     func submit(_ frame: EncodedFrame, source: VideoFrameBuffer) {
         state.withLock { if $0.free.isEmpty && !$0.finishing { $0.score.waits += 1 } }
-        guard var slot = state.wait(until: { !$0.free.isEmpty || $0.finishing }, { $0.finishing ? nil : $0.free.popLast() })
+        guard
+            var slot = state.wait(
+                until: { !$0.free.isEmpty || $0.finishing }, { $0.finishing ? nil : $0.free.popLast() })
         else { return }
         slot.bytes.removeAll(keepingCapacity: true)
         slot.bytes.append(contentsOf: frame.bytes)

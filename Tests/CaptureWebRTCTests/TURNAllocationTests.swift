@@ -25,8 +25,10 @@ import Testing
     }
 
     static func success(_ request: STUNMessage, _ attributes: [STUNAttribute], key: [UInt8]? = Self.key) -> [UInt8] {
-        STUNMessage(.successResponse, method: request.method, transactionID: request.transactionID, attributes: attributes)
-            .serialized(integrityKey: key, fingerprint: true)
+        STUNMessage(
+            .successResponse, method: request.method, transactionID: request.transactionID, attributes: attributes
+        )
+        .serialized(integrityKey: key, fingerprint: true)
     }
 
     /// An allocation taken through the 401 challenge to allocated.
@@ -184,7 +186,8 @@ import Testing
         _ = allocation.handle(Self.challenge(try Self.request(allocation)), nowNs: 1)
         let second = try Self.request(allocation)
         // Without MESSAGE-INTEGRITY, or with the wrong key: ignored (a retransmission may still be answered).
-        #expect(allocation.handle(Self.success(second, [.xorRelayedAddress(Self.relayed)], key: nil), nowNs: 2) == .dropped)
+        #expect(
+            allocation.handle(Self.success(second, [.xorRelayedAddress(Self.relayed)], key: nil), nowNs: 2) == .dropped)
         #expect(
             allocation.handle(Self.success(second, [.xorRelayedAddress(Self.relayed)], key: [1, 2, 3]), nowNs: 2)
                 == .dropped)

@@ -13,7 +13,9 @@ import Testing
 struct TURNRelayTests {
     static let loopback = [SocketAddress.loopbackIPv4(port: 0)]
 
-    static func remote(of peer: WebRTCTransport, candidates: [ICECandidate], dtlsRole: DTLSRole)
+    static func remote(
+        of peer: WebRTCTransport, candidates: [ICECandidate], dtlsRole: DTLSRole
+    )
         -> WebRTCTransport.Remote
     {
         WebRTCTransport.Remote(

@@ -13,7 +13,8 @@ import Testing
         if: Sanitizers.addressSanitizerIsActive,
         "under AddressSanitizer peak RSS measures its quarantine of freed memory, not ours (run without it)"))
 struct MemoryGrowthTests {
-    @Test("peak RSS of 300 frames is within 15 % of that of 30 frames", arguments: ["640x480", "1280x720", "1920x1080"])
+    @Test(
+        "peak RSS of 300 frames is within 15 % of that of 30 frames", arguments: ["640x480", "1280x720", "1920x1080"])
     func flat(size: String) async throws {
         func peak(frames: Int) async throws -> Int {
             let result = try await Probe.run(

@@ -83,7 +83,8 @@ public final class ICEAgent {
         public init(
             role: ICERole = .controlling, localCredentials: ICECredentials = .random(),
             tieBreaker: UInt64 = UInt64.random(in: 0...UInt64.max), hostAddresses: [SocketAddress] = [],
-            stunServers: [SocketAddress] = [], turnServers: [TURNServer] = [], transportPolicy: ICETransportPolicy = .all
+            stunServers: [SocketAddress] = [], turnServers: [TURNServer] = [],
+            transportPolicy: ICETransportPolicy = .all
         ) {
             self.role = role
             self.localCredentials = localCredentials
@@ -323,8 +324,11 @@ public final class ICEAgent {
             }
         }
         for server in turnServers where hostCandidate(family: server.address.family) != nil {
-            guard !allocations.contains(where: { $0.server.address == server.address
-                && $0.server.username == server.username && $0.server.password == server.password })
+            guard
+                !allocations.contains(where: {
+                    $0.server.address == server.address
+                        && $0.server.username == server.username && $0.server.password == server.password
+                })
             else { continue }
             let allocation = TURNAllocation(server: server, timing: configuration.turnTiming)
             allocations.append(allocation)
@@ -587,7 +591,9 @@ public final class ICEAgent {
         guard let transaction = transactions[message.transactionID] else { return .dropped }
         if case .server(let server) = transaction.purpose {
             // A STUN server does not authenticate short-term: a FINGERPRINT, if any, must be right.
-            guard source == server, relay == nil, STUNMessageIntegrity.verifyFingerprint(bytes) != .invalid else { return .dropped }
+            guard source == server, relay == nil, STUNMessageIntegrity.verifyFingerprint(bytes) != .invalid else {
+                return .dropped
+            }
             transactions[message.transactionID] = nil
             if message.messageClass == .successResponse, let mapped = message.mappedAddress {
                 learnServerReflexive(mapped, server: server)
@@ -927,7 +933,8 @@ public final class ICEAgent {
             let (l, r) = (left.priority(role: role), right.priority(role: role))
             guard l == r else { return l > r }
             let (leftName, rightName) = (left.remote.address.description, right.remote.address.description)
-            return leftName != rightName ? leftName < rightName : left.local.address.description < right.local.address.description
+            return leftName != rightName
+                ? leftName < rightName : left.local.address.description < right.local.address.description
         }
     }
 

@@ -279,7 +279,8 @@ public final class WHIPPublisher: Sendable {
                 continue
             }
             guard let username = server.username, let credential = server.credential else {
-                logger.warning("a TURN server without username and credential; ignored", metadata: ["server": "\(server.url)"])
+                logger.warning(
+                    "a TURN server without username and credential; ignored", metadata: ["server": "\(server.url)"])
                 continue
             }
             guard let address = Self.resolve(server).first else {

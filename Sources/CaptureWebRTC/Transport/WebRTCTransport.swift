@@ -476,7 +476,9 @@ public final class WebRTCTransport: PacketTransport {
         }
         guard case .data(let peer, let relay, let payload) = input else { return }
         bytes.withUnsafeMutableBytes { raw in
-            handle(UnsafeMutableRawBufferPointer(rebasing: raw[payload]), from: peer, socket: socket, nowNs: nowNs, relay: relay)
+            handle(
+                UnsafeMutableRawBufferPointer(rebasing: raw[payload]), from: peer, socket: socket, nowNs: nowNs,
+                relay: relay)
         }
     }
 
