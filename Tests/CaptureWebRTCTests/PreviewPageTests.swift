@@ -197,9 +197,10 @@ struct PreviewStampScriptTests {
         let matched = try JSONDecoder().decode(Matched.self, from: output)
         #expect(matched.stamps.offset != nil)
         #expect(matched.stamps.mismatched == 1)
-        #expect(matched.stamps.firstMismatch?.frame == 12)
-        #expect(matched.stamps.firstMismatch?.apartMs == 7 * 33)
-        #expect(matched.stamps.firstMismatch?.read == 5)
+        let mismatch = try #require(matched.stamps.firstMismatch)
+        #expect(mismatch.frame == 12)
+        #expect(mismatch.apartMs == 7 * 33)
+        #expect(mismatch.read == 5)
         // Frame 12's picture is not counted: no skip to 12, no disorder after it.
         #expect(matched.stamps.outOfOrder == 0)
         #expect(matched.stamps.skipped == 1, "frame 5 was never read")
