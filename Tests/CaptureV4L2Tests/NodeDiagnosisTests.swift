@@ -24,13 +24,16 @@ struct NodeDiagnosisTests {
         return path
     }
 
-    /// Spawns `sleep 600` (reaped by the test) with `path` open on its standard input and no other descriptor; returns its pid. bash closes
-    /// what the fork inherited before it opens `path` and becomes `sleep` (same pid): a descriptor another test had
-    /// open at the fork (Foundation's file writes are not close-on-exec) would otherwise stay open in `sleep` and make
-    /// that test's file look held.
+    /// Spawns `sleep 120` (killed and reaped by the test) with `path` open on its standard input and no other
+    /// descriptor; returns its pid. bash closes what the fork inherited before it opens `path` and becomes `sleep`
+    /// (same pid): a descriptor another test had open at the fork (Foundation's file writes are not close-on-exec)
+    /// would otherwise stay open in `sleep` and make that test's file look held. Its output goes to /dev/null: if the
+    /// test process dies before it kills the holder (a sanitizer abort), an inherited stdout would keep `swift test`
+    /// waiting on the pipe until the sleep ended (a dry run's ASan step waited 600 s for the old `sleep 600`).
     static func spawnHolder(of path: String) throws -> pid_t {
         let script =
-            #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; exec sleep 600 <"$0""#
+            #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; "#
+            + #"exec sleep 120 <"$0" >/dev/null 2>&1"#
         let words: [String] = ["bash", "-c", script, path]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
