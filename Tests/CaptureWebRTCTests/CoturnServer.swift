@@ -9,12 +9,17 @@ import Foundation
 
 /// A coturn `turnserver` on 127.0.0.1 for a test: long-term credentials `u:p` in realm `test`, UDP only, loopback
 /// peers allowed, its log in a file the test can read. ``stop()`` kills it and waits for it, so no process is left.
+///
+/// Started with posix_spawn and read with plain file reads: under LeakSanitizer, Foundation's `Process` (a weak
+/// reference's side table in `run()`/`waitUntilExit()`) and `String(contentsOf:)` on a file that grows while it is read
+/// (`readBytesFromFile`'s buffers) each leaked in a dry run.
 final class CoturnServer {
     static let username = "u"
     static let password = "p"
     static let realm = "test"
 
-    let process = Process()
+    /// The server's pid; 0 once it has been reaped.
+    private var pid: pid_t = 0
     let directory: URL
     let logFile: URL
     /// The server's UDP address.
@@ -44,32 +49,63 @@ final class CoturnServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         logFile = directory.appendingPathComponent("turnserver.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: ExternalProcess.which("turnserver") ?? "/usr/bin/turnserver")
-        process.arguments = [
+        let executable = ExternalProcess.which("turnserver") ?? "/usr/bin/turnserver"
+        let arguments = [
+            "turnserver",
             "-n", "--lt-cred-mech", "--user", "\(Self.username):\(Self.password)", "--realm", Self.realm,
             "--no-tls", "--no-dtls", "--no-tcp-relay", "--allow-loopback-peers", "--no-cli", "--log-file", "stdout",
             "--simple-log", "--verbose", "--listening-ip", "127.0.0.1", "--relay-ip", "127.0.0.1",
             "--listening-port", "\(port)", "--pidfile", directory.appendingPathComponent("pid").path,
             "--userdb", directory.appendingPathComponent("turndb").path,
         ]
-        let handle = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? handle.close()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logFile.path, O_WRONLY | O_APPEND, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var spawned: pid_t = 0
+        let status = posix_spawn(&spawned, executable, &actions, nil, argv, environ)
+        guard status == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot run turnserver: \(status)"])
+        }
+        pid = spawned
         let deadline = ContinuousClock.now + .seconds(10)
-        while !log.contains("turn server id="), process.isRunning, ContinuousClock.now < deadline {
+        while !log.contains("turn server id="), isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        guard process.isRunning, log.contains("turn server id=") else {
+        guard isRunning, log.contains("turn server id=") else {
             stop()
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "turnserver did not start: \(log)"])
         }
     }
 
+    /// Whether the server still runs (reaps it once it has exited).
+    private var isRunning: Bool {
+        guard pid > 0 else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == 0 { return true }
+        pid = 0
+        return false
+    }
+
     /// Everything the server logged so far.
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    var log: String {
+        let fd = open(logFile.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// A ``TURNServer`` for our agent, with the right or a given password.
     func server(password: String = CoturnServer.password) -> TURNServer {
@@ -79,10 +115,11 @@ final class CoturnServer {
 
     /// Kills the server (SIGKILL: coturn 4.6 does not exit on SIGTERM) and waits for it to exit. Idempotent.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        pid = 0
     }
 
     deinit {
