@@ -80,7 +80,8 @@ struct TURNRelayTests {
             incoming.consume(Self.frame(index))
             try await Task.sleep(for: .milliseconds(5))
         }
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Hang detectors, not timing: a sanitized parallel run starves this task's sleeps for seconds at a time.
+        let deadline = ContinuousClock.now + .seconds(30)
         while viewer.statistics.rtpReceived < 60 || publisher.statistics.rtpReceived < 60,
             ContinuousClock.now < deadline
         {
@@ -104,7 +105,7 @@ struct TURNRelayTests {
         // to us (sp), which must include the 60 SRTP packets each way.
         publisher.close()
         var usage: (received: Int, sent: Int)?
-        let logDeadline = ContinuousClock.now + .seconds(5)
+        let logDeadline = ContinuousClock.now + .seconds(30)  // coturn logged it past 5 s in a TSan dry run
         while usage == nil, ContinuousClock.now < logDeadline {
             usage = Self.usage(in: coturn.log)
             if usage == nil { try await Task.sleep(for: .milliseconds(20)) }
