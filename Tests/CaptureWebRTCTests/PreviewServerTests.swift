@@ -148,8 +148,19 @@ struct PreviewServerTests {
         await first.stop()
         await first.stop()
 
+        // In a parallel run another test's socket can take the freed number for a moment (a dry run met
+        // EADDRINUSE once): a few tries apart, the port is ours again only if stop() really released it.
         let second = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
-        let again = try await second.start(bind: "127.0.0.1", port: port)
+        var bound: SocketAddress?
+        for attempt in 1...20 {
+            do {
+                bound = try await second.start(bind: "127.0.0.1", port: port)
+                break
+            } catch where attempt < 20 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let again = try #require(bound)
         #expect(again.port == port)
         #expect(try await Self.curl("GET", "http://127.0.0.1:\(port)/figures").status == 200)
         await second.stop()
