@@ -156,7 +156,7 @@ struct PreviewServerTests {
             do {
                 bound = try await second.start(bind: "127.0.0.1", port: port)
                 break
-            } catch where attempt < 20 {
+            } catch  where attempt < 20 {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
