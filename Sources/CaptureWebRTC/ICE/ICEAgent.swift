@@ -154,9 +154,7 @@ public final class ICEAgent {
         var destination: SocketAddress
         var relay: SocketAddress?
         var firstSentNs: UInt64
-        var deadlineNs: UInt64
-        var timeoutNs: UInt64
-        var transmissions: Int
+        var schedule: STUNRetransmission
     }
 
     /// The configuration as given.
@@ -441,7 +439,7 @@ public final class ICEAgent {
         guard started else { return 0 }
         var next: UInt64?
         func consider(_ time: UInt64) { next = min(next ?? time, time) }
-        for transaction in transactions.values { consider(transaction.deadlineNs) }
+        for transaction in transactions.values { consider(transaction.schedule.deadlineNs) }
         for allocation in allocations { allocation.nextTimeoutNs.map(consider) }
         if hasPacedWork { consider(lastPacedSendNs.map { $0 + configuration.pacingNs } ?? 0) }
         if state == .connected && !configuration.lite {
@@ -853,10 +851,10 @@ public final class ICEAgent {
     private func start(
         _ purpose: Transaction.Purpose, id: STUNTransactionID, bytes: [UInt8], on key: PathKey, nowNs: UInt64
     ) {
-        let timeout = configuration.initialRetransmissionTimeoutNs
         transactions[id] = Transaction(
             purpose: purpose, bytes: bytes, destination: key.remote, relay: key.relay, firstSentNs: nowNs,
-            deadlineNs: nowNs + timeout, timeoutNs: timeout, transmissions: 1)
+            schedule: STUNRetransmission(
+                sentAtNs: nowNs, initialTimeoutNs: configuration.initialRetransmissionTimeoutNs))
         enqueue(bytes, to: key.remote, relay: key.relay)
     }
 
@@ -871,16 +869,17 @@ public final class ICEAgent {
     }
 
     private func retransmit(nowNs: UInt64) {
-        for (id, transaction) in transactions where transaction.deadlineNs <= nowNs {
-            guard transaction.transmissions < configuration.maximumTransmissions else {
+        for (id, transaction) in transactions where transaction.schedule.isDue(atNs: nowNs) {
+            var next = transaction
+            guard
+                next.schedule.retransmit(
+                    atNs: nowNs, maximumTimeoutNs: configuration.maximumRetransmissionTimeoutNs,
+                    maximumTransmissions: configuration.maximumTransmissions)
+            else {
                 transactions[id] = nil
                 timedOut(transaction)
                 continue
             }
-            var next = transaction
-            next.transmissions += 1
-            next.timeoutNs = min(next.timeoutNs * 2, configuration.maximumRetransmissionTimeoutNs)
-            next.deadlineNs = nowNs + next.timeoutNs
             transactions[id] = next
             enqueue(next.bytes, to: next.destination, relay: next.relay)
             statistics.retransmissions += 1

@@ -90,9 +90,7 @@ public final class TURNAllocation {
         var request: Request
         var bytes: [UInt8]
         var authenticated: Bool
-        var deadlineNs: UInt64
-        var timeoutNs: UInt64
-        var transmissions: Int
+        var schedule: STUNRetransmission
         var nonceRetries: Int
     }
 
@@ -264,7 +262,7 @@ public final class TURNAllocation {
         guard state == .allocating || state == .allocated else { return nil }
         var next: UInt64?
         func consider(_ time: UInt64) { next = min(next ?? time, time) }
-        for transaction in transactions.values { consider(transaction.deadlineNs) }
+        for transaction in transactions.values { consider(transaction.schedule.deadlineNs) }
         guard state == .allocated else { return next }
         if let refreshNs { consider(refreshNs) }
         for permission in permissions.values where !permission.grant.requested { consider(permission.grant.renewNs) }
@@ -419,10 +417,10 @@ public final class TURNAllocation {
     private func send(_ request: Request, nowNs: UInt64, nonceRetries: Int = 0) {
         let id = STUNTransactionID.random()
         let bytes = serialize(request, id: id)
-        let timeout = timing.initialRetransmissionTimeoutNs
         transactions[id] = Transaction(
-            request: request, bytes: bytes, authenticated: key != nil, deadlineNs: nowNs + timeout,
-            timeoutNs: timeout, transmissions: 1, nonceRetries: nonceRetries)
+            request: request, bytes: bytes, authenticated: key != nil,
+            schedule: STUNRetransmission(sentAtNs: nowNs, initialTimeoutNs: timing.initialRetransmissionTimeoutNs),
+            nonceRetries: nonceRetries)
         transmitQueue.append(bytes)
         counters.requestsSent += 1
     }
@@ -438,16 +436,17 @@ public final class TURNAllocation {
     }
 
     private func retransmit(nowNs: UInt64) {
-        for (id, transaction) in transactions where transaction.deadlineNs <= nowNs {
-            guard transaction.transmissions < timing.maximumTransmissions else {
+        for (id, transaction) in transactions where transaction.schedule.isDue(atNs: nowNs) {
+            var next = transaction
+            guard
+                next.schedule.retransmit(
+                    atNs: nowNs, maximumTimeoutNs: timing.maximumRetransmissionTimeoutNs,
+                    maximumTransmissions: timing.maximumTransmissions)
+            else {
                 transactions[id] = nil
                 timedOut(transaction.request, nowNs: nowNs)
                 continue
             }
-            var next = transaction
-            next.transmissions += 1
-            next.timeoutNs = min(next.timeoutNs * 2, timing.maximumRetransmissionTimeoutNs)
-            next.deadlineNs = nowNs + next.timeoutNs
             transactions[id] = next
             transmitQueue.append(next.bytes)
             counters.retransmissions += 1
