@@ -81,12 +81,14 @@ public final class WHIPPublisher: Sendable {
             return true
         }
         guard mayStart else { throw .invalidState("start() on a publisher that is not idle") }
+        // getaddrinfo blocks: the user's servers are resolved off the cooperative pool, as the Link servers are.
+        let (stun, turn) = await Self.onOwnThread { [self] in (stunServers(), turnServers()) }
         let transport: WebRTCTransport
         do {
             transport = try WebRTCTransport(
                 configuration: WebRTCTransport.Configuration(
-                    role: .controlling, stunServers: stunServers(), hostAddresses: configuration.hostAddresses,
-                    mtu: configuration.maxPacketSize, turnServers: turnServers(),
+                    role: .controlling, stunServers: stun, hostAddresses: configuration.hostAddresses,
+                    mtu: configuration.maxPacketSize, turnServers: turn,
                     transportPolicy: configuration.iceTransportPolicy),
                 logger: logger)
         } catch {
