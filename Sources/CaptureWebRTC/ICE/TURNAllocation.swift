@@ -303,6 +303,15 @@ public final class TURNAllocation {
         return total
     }
 
+    /// Reads a ChannelData header (RFC 8656 §12.4): the channel number and where its datagram lies in `datagram`;
+    /// `nil` when the bytes are shorter than the header or than the length it declares.
+    public static func parseChannelData(_ datagram: UnsafeRawBufferPointer) -> (channel: UInt16, payload: Range<Int>)? {
+        guard datagram.count >= 4 else { return nil }
+        let length = Int(datagram[2]) << 8 | Int(datagram[3])
+        guard 4 + length <= datagram.count else { return nil }
+        return (UInt16(datagram[0]) << 8 | UInt16(datagram[1]), 4..<(4 + length))
+    }
+
     // MARK: Received messages
 
     private func drop() -> Input {
@@ -311,12 +320,11 @@ public final class TURNAllocation {
     }
 
     private func channelData(_ datagram: UnsafeRawBufferPointer) -> Input {
-        guard datagram.count >= 4 else { return drop() }
-        let channel = UInt16(datagram[0]) << 8 | UInt16(datagram[1])
-        let length = Int(datagram[2]) << 8 | Int(datagram[3])
-        guard 4 + length <= datagram.count, let peer = peersByChannel[channel] else { return drop() }
+        guard let (channel, payload) = Self.parseChannelData(datagram), let peer = peersByChannel[channel] else {
+            return drop()
+        }
         counters.datagramsReceived += 1
-        return .data(peer: peer, payload: 4..<(4 + length))
+        return .data(peer: peer, payload: payload)
     }
 
     private func dataIndication(_ message: STUNMessage, bytes: UnsafeRawBufferPointer) -> Input {

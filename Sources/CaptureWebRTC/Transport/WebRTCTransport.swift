@@ -458,13 +458,13 @@ public final class WebRTCTransport: PacketTransport {
             let channel = route.channel, UInt16(datagram[0]) << 8 | UInt16(datagram[1]) == channel,
             let relay = route.relayedAddress
         {
-            let length = Int(datagram[2]) << 8 | Int(datagram[3])
-            guard 4 + length <= datagram.count else {
+            guard let (_, payload) = TURNAllocation.parseChannelData(UnsafeRawBufferPointer(datagram)) else {
                 core.withLock { $0.statistics.unknownReceived += 1 }
                 return
             }
-            let payload = UnsafeMutableRawBufferPointer(rebasing: datagram[4..<(4 + length)])
-            handle(payload, from: route.remote, socket: socket, nowNs: nowNs, relay: relay)
+            handle(
+                UnsafeMutableRawBufferPointer(rebasing: datagram[payload]), from: route.remote, socket: socket,
+                nowNs: nowNs, relay: relay)
             return
         }
         var bytes = Array(datagram)
