@@ -151,6 +151,7 @@ extension CapturerProbe {
         static func text(_ l: LatencySummary) -> String {
             func ms(_ value: Double) -> String { String(value.rounded(places: 2)) }
             return "p50 \(ms(l.p50)) ms, p90 \(ms(l.p90)), p99 \(ms(l.p99)), p99.9 \(ms(l.p999)), max \(ms(l.max))"
+                + (l.aheadOfClock > 0 ? " (\(l.aheadOfClock) stamped ahead of the clock, counted as 0)" : "")
         }
 
         static func text(_ r: Output) -> String {

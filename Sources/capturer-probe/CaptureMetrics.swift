@@ -72,6 +72,8 @@ struct LatencySummary: Codable, Hashable {
     var p999: Double
     var max: Double
     var mean: Double
+    /// Frames whose capture timestamp was later than the clock at the end (counted as 0 ms).
+    var aheadOfClock: Int
 
     init(_ histogram: LatencyHistogram) {
         let distribution = histogram.distribution
@@ -82,6 +84,7 @@ struct LatencySummary: Codable, Hashable {
         p999 = distribution.p999Ms.rounded(places: 3)
         max = distribution.maxMs.rounded(places: 3)
         mean = distribution.meanMs.rounded(places: 3)
+        aheadOfClock = histogram.aheadCount
     }
 }
 

@@ -75,7 +75,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
             state.record.frames += 1
             state.record.timing.add(frame.timestampNs)
             state.record.arrivals.add(arrival)
-            state.record.deliveryLatency.record(nanoseconds: arrival &- frame.timestampNs)
+            state.record.deliveryLatency.record(from: frame.timestampNs, to: arrival)
             state.record.rotations.insert(frame.rotation.degrees)
             do throws(CaptureError) {
                 try Self.encode(frame, into: &state, scorer: scorer)
@@ -100,7 +100,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
             state.record.droppedByEncoder += 1
             return
         }
-        state.record.encodeLatency.record(nanoseconds: MonotonicClock.nowNs() &- frame.timestampNs)
+        state.record.encodeLatency.record(from: frame.timestampNs, to: MonotonicClock.nowNs())
         try state.writer?.write(result)
         state.record.framesEncoded += 1
         state.record.bytes += result.bytes.count

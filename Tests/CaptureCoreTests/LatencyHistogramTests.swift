@@ -36,4 +36,19 @@ struct LatencyHistogramTests {
         #expect(histogram.count == 0 && histogram.saturatedCount == 0)
         #expect(histogram.distribution == LatencyDistribution())
     }
+
+    @Test("an end before its start (a timestamp ahead of the clock) is 0 and counted, not a wrapped 60 s")
+    func endBeforeStart() {
+        var histogram = LatencyHistogram()
+        histogram.record(from: 5_000_000_000, to: 4_990_000_000)
+        histogram.record(from: 5_000_000_000, to: 5_003_000_000)
+        #expect(histogram.count == 2 && histogram.aheadCount == 1 && histogram.saturatedCount == 0)
+        let maxMs = histogram.distribution.maxMs
+        #expect(abs(maxMs - 3) <= 0.01, "max \(maxMs) ms")
+        var merged = LatencyHistogram()
+        merged.add(histogram)
+        #expect(merged.aheadCount == 1)
+        merged.reset()
+        #expect(merged.aheadCount == 0)
+    }
 }
