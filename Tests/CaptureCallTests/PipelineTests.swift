@@ -45,8 +45,11 @@ struct PipelineTests {
         #expect(reached, "only \(tee.count) frames reached the delegate")
         #expect(capture.framesDropped == 0, "the capturer dropped frames: \(capture)")
         #expect(statistics.framesReceived == tee.count)
+        // Drops at the mailbox are what prove the camera was not held: a hand-off that waited for the encoder would
+        // never drop. (How many more frames the camera delivered than the encoder took depends on the machine's
+        // load: a sanitized parallel run slowed the synthetic camera to 9.7 fps, near the encoder's 10.)
         #expect(statistics.droppedAtEncoderQueue > 0)
-        #expect(statistics.framesEncoded * 2 < statistics.framesReceived)
+        #expect(statistics.framesEncoded < statistics.framesReceived)
         let accounted =
             statistics.droppedByAdapter + statistics.droppedAtEncoderQueue + statistics.framesEncoded
             + statistics.droppedByRateControl + statistics.encodeFailures
