@@ -30,9 +30,15 @@ final class ReplaySession: CaptureSession {
     }
 
     func start() throws(CaptureError) {
-        let index = try ReplayIndex(source)
-        let frames = index.frameCount
-        state.withLock { $0 = PlayState(index: index, position: 0) }
+        let source = self.source
+        // The index is opened inside the lock: it holds the stream's JPEG decoder (not Sendable), which so belongs to
+        // the locked state from the start and is used only by the loop thread below.
+        let frames = try state.withLock { state throws(CaptureError) -> Int in
+            let index = try ReplayIndex(source)
+            let frames = index.frameCount
+            state = PlayState(index: index, position: 0)
+            return frames
+        }
         let pool = FrameBufferPool(format: configuration.output, dimensions: configuration.dimensions, capacity: 8)
         let events = self.events
         let loopAtEnd = self.loopAtEnd
