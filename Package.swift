@@ -32,6 +32,8 @@ let package = Package(
         // System libraries: header-only shims for what Swift cannot import (variadic calls, macro constants).
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        // TurboJPEG (libjpeg-turbo): MJPEG decoding with one decompressor kept per stream.
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
@@ -51,11 +53,13 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv).
+        // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv); MJPEG decoding (TurboJPEG).
         // SystemPackage: the replay camera reads its file with FileDescriptor and reports failures with Errno.
         .target(
             name: "CaptureConversion",
-            dependencies: ["CaptureCore", "CYUV", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "CaptureCore", "CYUV", "CTurboJPEG", .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // V4L2 backend: real cameras through libv4l2.
         .target(

@@ -1,13 +1,16 @@
 public import CaptureCore
 internal import CYUV
 
-/// Converts camera frames (YUYV, UYVY, NV12, I420, MJPEG, RGB…) into NV12 or I420 frame buffers with libyuv.
+/// Converts camera frames (YUYV, UYVY, NV12, I420, MJPEG, RGB…) into NV12 or I420 frame buffers with libyuv, and
+/// MJPEG with TurboJPEG (``JPEGDecoder``).
 ///
-/// Every conversion writes straight into the destination's planes: formats for which libyuv has no NV12 writer are
-/// converted to I420 planes inside the NV12 buffer's UV plane and interleaved in place, so no conversion allocates a
-/// frame-sized scratch buffer. See <doc:CaptureConversion> for the format table.
+/// Every raw conversion writes straight into the destination's planes: formats for which libyuv has no NV12 writer
+/// are converted to I420 planes inside the NV12 buffer's UV plane and interleaved in place, so no conversion
+/// allocates a frame-sized scratch buffer. 4:2:0 MJPEG decodes straight into the destination too; other JPEG
+/// samplings go through the stream's ``JPEGDecoder``'s reused scratch planes. See <doc:CaptureConversion> for the
+/// format table.
 public enum FrameConverter {
-    /// The camera pixel formats ``convert(_:pixelFormat:width:height:bytesPerLine:into:)`` accepts.
+    /// The camera pixel formats ``convert(_:pixelFormat:width:height:bytesPerLine:into:jpegDecoder:)`` accepts.
     public static let supportedPixelFormats: Set<PixelFormat> = Set(SourceLayout.table.keys)
 
     /// Whether frames in `pixelFormat` can be converted.
@@ -30,14 +33,16 @@ public enum FrameConverter {
     /// Converts one frame of `pixelFormat`, `width` × `height`, whose rows are `bytesPerLine` apart (0 = tightly
     /// packed), into `destination`, which must have the same width and height.
     ///
-    /// For JPEG formats `bytesPerLine` is ignored and `source` is the compressed image (V4L2's `bytesused`).
+    /// For JPEG formats `bytesPerLine` is ignored and `source` is the compressed image (V4L2's `bytesused`); it is
+    /// decoded with `jpegDecoder`, which a stream passes for every frame so that TurboJPEG's decompressor and the
+    /// scratch planes are made once (without one, a temporary decoder is made for this frame). Raw formats ignore it.
     ///
     /// - Throws: ``CaptureError/Code-swift.struct/conversionFailed`` for a truncated or corrupt frame (including a bad
     ///   JPEG), or an unsupported format; ``CaptureError/Code-swift.struct/invalidArgument`` when the size,
     ///   `bytesPerLine` or destination does not fit. Never crashes on bad input.
     public static func convert(
         _ source: UnsafeRawBufferPointer, pixelFormat: PixelFormat, width: Int, height: Int, bytesPerLine: Int,
-        into destination: VideoFrameBuffer
+        into destination: VideoFrameBuffer, jpegDecoder: JPEGDecoder? = nil
     ) throws(CaptureError) {
         guard let layout = SourceLayout(pixelFormat) else {
             throw CaptureError(.conversionFailed, "cannot convert frames in pixel format \(pixelFormat)")
@@ -51,7 +56,7 @@ public enum FrameConverter {
             throw CaptureError(.conversionFailed, "empty \(pixelFormat) frame")
         }
         if layout == .jpeg {
-            try JPEGDecoder.decode(
+            try (jpegDecoder ?? JPEGDecoder()).decode(
                 UnsafeBufferPointer(start: base, count: source.count), width: width, height: height,
                 into: destination)
             return

@@ -2,7 +2,7 @@ import CaptureCore
 import SystemPackage
 
 /// An open replay file and where its frames are: fixed-size slots for raw formats, the images the JPEG splitter found
-/// for MJPEG. Reads one frame at a time into a buffer it reuses.
+/// for MJPEG. Reads one frame at a time into a buffer it reuses, and decodes MJPEG with a ``JPEGDecoder`` it keeps.
 struct ReplayIndex {
     let source: ReplaySource
     private let fd: FileDescriptor
@@ -16,6 +16,9 @@ struct ReplayIndex {
     private(set) var buffer: [UInt8]
     /// Bytes of `buffer` the last frame filled.
     private(set) var length = 0
+    /// The stream's JPEG decoder (its TurboJPEG decompressor is made on the first JPEG frame, so raw files never
+    /// make one). Used by whoever holds the index: the replay session's loop thread.
+    private let jpegDecoder = JPEGDecoder()
 
     /// Opens and indexes `source.path`.
     init(_ source: ReplaySource) throws(CaptureError) {
@@ -111,12 +114,13 @@ struct ReplayIndex {
         }
         let source = self.source
         let length = self.length
+        let jpegDecoder = self.jpegDecoder
         do {
             try buffer.withUnsafeBytes { raw in
                 try FrameConverter.convert(
                     UnsafeRawBufferPointer(rebasing: raw[0..<length]), pixelFormat: source.pixelFormat,
                     width: source.dimensions.width, height: source.dimensions.height, bytesPerLine: 0,
-                    into: destination)
+                    into: destination, jpegDecoder: jpegDecoder)
             }
         } catch {
             return .corrupt

@@ -11,10 +11,11 @@ final class ReplaySession: CaptureSession {
     /// The open file, used by the loop thread while it runs and closed by `stop()` after the thread has finished.
     private let state = Locked<PlayState?>(nil)
 
-    /// The open file and the next frame to play.
+    /// The open file, the next frame to play, and how many frames in a row failed to convert.
     private struct PlayState {
         var index: ReplayIndex
         var position: Int
+        var corruptInARow = 0
     }
 
     init(source: ReplaySource, configuration: CaptureSessionConfiguration, events: CaptureSessionEvents, loop: Bool) {
@@ -30,9 +31,15 @@ final class ReplaySession: CaptureSession {
     }
 
     func start() throws(CaptureError) {
-        let index = try ReplayIndex(source)
-        let frames = index.frameCount
-        state.withLock { $0 = PlayState(index: index, position: 0) }
+        let source = self.source
+        // The index is opened inside the lock: it holds the stream's JPEG decoder (not Sendable), which so belongs to
+        // the locked state from the start and is used only by the loop thread below.
+        let frames = try state.withLock { state throws(CaptureError) -> Int in
+            let index = try ReplayIndex(source)
+            let frames = index.frameCount
+            state = PlayState(index: index, position: 0)
+            return frames
+        }
         let pool = FrameBufferPool(format: configuration.output, dimensions: configuration.dimensions, capacity: 8)
         let events = self.events
         let loopAtEnd = self.loopAtEnd
@@ -62,10 +69,22 @@ final class ReplaySession: CaptureSession {
                 playing.position += 1
                 switch playing.index.play(position, into: buffer) {
                 case .converted:
+                    playing.corruptInARow = 0
                     events.frame(buffer, captureTime)
                     return .continue
                 case .corrupt:
                     events.dropped(.conversionFailed)
+                    playing.corruptInARow += 1
+                    // A whole pass of the file without one frame: none ever will (a file is not a camera that may
+                    // recover), so the stream ends with the reason instead of dropping forever.
+                    guard playing.corruptInARow < frames else {
+                        events.ended(
+                            CaptureError(
+                                .conversionFailed,
+                                "none of the \(frames) frames of \(source.path) converts as \(source.pixelFormat) "
+                                    + "\(source.dimensions) (corrupt, or another size or format)"))
+                        return .finish
+                    }
                     return .continue
                 case .failed(let error):
                     events.ended(error)

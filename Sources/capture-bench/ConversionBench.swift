@@ -33,6 +33,8 @@ struct ConversionBench {
         guard count > 0 else { throw CaptureError(.invalidArgument, "no \(formatName) frame in the input") }
 
         let destination = VideoFrameBuffer(format: output, width: size.width, height: size.height)
+        // One decoder for every frame, as a capture stream keeps one.
+        let jpegDecoder = JPEGDecoder()
         var best = Double.infinity
         for _ in 0..<runs {
             let start = MonotonicClock.nowNs()
@@ -40,7 +42,7 @@ struct ConversionBench {
                 for range in ranges.prefix(count) {
                     try FrameConverter.convert(
                         UnsafeRawBufferPointer(rebasing: raw[range]), pixelFormat: pixelFormat, width: size.width,
-                        height: size.height, bytesPerLine: 0, into: destination)
+                        height: size.height, bytesPerLine: 0, into: destination, jpegDecoder: jpegDecoder)
                 }
             }
             best = min(best, secondsSince(start))

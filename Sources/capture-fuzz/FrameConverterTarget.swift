@@ -8,15 +8,20 @@ extension FuzzTarget {
     /// The first 8 bytes choose the frame: format (byte 0, an index into the supported formats), width and height
     /// (bytes 1–2 and 3–4, little-endian, 1…1024), bytes per line (bytes 5–6, any value, 0 = packed) and output
     /// (byte 7: NV12 or I420). The rest is the frame. For JPEG formats the size is the one the JPEG's SOF declares
-    /// when it has one, so that inputs reach the decoder rather than stopping at the size check.
+    /// when it has one, so that inputs reach the decoder rather than stopping at the size check. A JPEG frame is
+    /// converted twice with one ``JPEGDecoder``, as a stream reuses its decoder after good and bad frames alike.
     static let frameConverter = FuzzTarget(name: "frame-converter") { bytes in
         guard bytes.count >= FrameConverterInput.headerBytes else { return }
         let input = FrameConverterInput(bytes)
         let frame = UnsafeRawBufferPointer(rebasing: bytes[FrameConverterInput.headerBytes...])
         let buffer = VideoFrameBuffer(format: input.output, width: input.width, height: input.height)
-        _ = try? FrameConverter.convert(
-            frame, pixelFormat: input.pixelFormat, width: input.width, height: input.height,
-            bytesPerLine: input.bytesPerLine, into: buffer)
+        let jpegDecoder = JPEGDecoder()
+        let isJPEG = input.pixelFormat == .mjpg || input.pixelFormat == .jpeg
+        for _ in 0..<(isJPEG ? 2 : 1) {
+            _ = try? FrameConverter.convert(
+                frame, pixelFormat: input.pixelFormat, width: input.width, height: input.height,
+                bytesPerLine: input.bytesPerLine, into: buffer, jpegDecoder: jpegDecoder)
+        }
     }
 }
 

@@ -178,26 +178,28 @@ struct SourceFormat: Sendable, CustomTestStringConvertible {
     ]
 }
 
-/// Runs the converter on `bytes` into a fresh buffer of `output` layout.
+/// Runs the converter on `bytes` into a fresh buffer of `output` layout (JPEG with `jpegDecoder`, if given).
 func convert(
     _ bytes: [UInt8], _ format: PixelFormat, width: Int, height: Int, bytesPerLine: Int = 0,
-    output: OutputPixelFormat
+    output: OutputPixelFormat, jpegDecoder: JPEGDecoder? = nil
 ) throws(CaptureError) -> VideoFrameBuffer {
     let buffer = VideoFrameBuffer(format: output, width: width, height: height)
-    try convert(bytes, format, width: width, height: height, bytesPerLine: bytesPerLine, into: buffer)
+    try convert(
+        bytes, format, width: width, height: height, bytesPerLine: bytesPerLine, into: buffer, jpegDecoder: jpegDecoder)
     return buffer
 }
 
-/// Runs the converter on `bytes` into `buffer`.
+/// Runs the converter on `bytes` into `buffer` (JPEG with `jpegDecoder`, if given).
 func convert(
     _ bytes: [UInt8], _ format: PixelFormat, width: Int, height: Int, bytesPerLine: Int = 0,
-    into buffer: VideoFrameBuffer
+    into buffer: VideoFrameBuffer, jpegDecoder: JPEGDecoder? = nil
 ) throws(CaptureError) {
     // Errors leave the closure as a value: typed throws through withUnsafeBytes crashes the 6.3 compiler here.
     let failure: CaptureError? = bytes.withUnsafeBytes { raw in
         do throws(CaptureError) {
             try FrameConverter.convert(
-                raw, pixelFormat: format, width: width, height: height, bytesPerLine: bytesPerLine, into: buffer)
+                raw, pixelFormat: format, width: width, height: height, bytesPerLine: bytesPerLine, into: buffer,
+                jpegDecoder: jpegDecoder)
             return nil
         } catch {
             return error

@@ -7,6 +7,8 @@ enum ExternalTools {
     static let ffmpeg = find("ffmpeg", purpose: "MJPEG tests against FFmpeg's decoder")
     /// `cjpeg` (libjpeg-turbo-progs), to make 4:2:2 JPEGs with UVC's Y 2x1 / chroma 1x1 sampling.
     static let cjpeg = find("cjpeg", purpose: "the UVC-style 4:2:2 JPEG test (apt-get install libjpeg-turbo-progs)")
+    /// `djpeg` (libjpeg-turbo-progs), libjpeg's own RGB decoding of 4:4:0 and 4:1:1 JPEGs.
+    static let djpeg = find("djpeg", purpose: "the MJPEG sampling tests (apt-get install libjpeg-turbo-progs)")
 
     private static func find(_ name: String, purpose: String) -> URL? {
         if let path = ExternalProcess.which(name) { return URL(fileURLWithPath: path) }

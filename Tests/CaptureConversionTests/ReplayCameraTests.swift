@@ -117,6 +117,26 @@ struct ReplayCameraTests {
         #expect(recorder.stops.withLock { $0.count == 1 && $0[0] == nil })
     }
 
+    @Test("a looping file none of whose frames converts ends the stream with the reason after one pass")
+    func nothingConverts() async throws {
+        let directory = try ExternalTools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("garbage.mjpeg")
+        // Three "images": SOI, bytes that are no JPEG header, EOI.
+        let image: [UInt8] = [0xFF, 0xD8] + [UInt8](repeating: 0x42, count: 500) + [0xFF, 0xD9]
+        try Data(image + image + image).write(to: file)
+        let recorder = ReplayRecorder()
+        let source = ReplaySource(path: file.path, pixelFormat: .mjpg, dimensions: Self.size)
+        let capturer = CameraVideoCapturer(delegate: recorder, provider: try .replay(source))
+        try await capturer.startCapture(target: source.dimensions)
+        for _ in 0..<500 where recorder.stops.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        await capturer.stopCapture()
+        let stops = recorder.stops.withLock { $0 }
+        #expect(stops.count == 1 && stops.first??.code == .conversionFailed, "\(stops)")
+        #expect(recorder.drops.withLock { $0 } == [.conversionFailed, .conversionFailed, .conversionFailed])
+        #expect(recorder.frames.withLock { $0.isEmpty })
+    }
+
     @Test("loops back to the first frame")
     func loops() async throws {
         let directory = try ExternalTools.temporaryDirectory()

@@ -1,3 +1,4 @@
+import CaptureConversion
 import CaptureCore
 import Logging
 import Synchronization
@@ -15,9 +16,9 @@ import SystemPackage
 /// Gaps in the driver's sequence numbers are counted (``driverSkippedFrames``) and reported as skipped frames; `EIO`
 /// while streaming is a disconnection only when the device no longer answers `VIDIOC_QUERYCAP`, else a driver error.
 final class CaptureLoop: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: `stream`, `pool`, `timestamps` and `restartedSinceLastFrame` are touched only
-    // by the capture thread, which receives the loop before it starts (thread creation orders the handover) and
-    // owns it until `run()` returns. The session reads `timestampSummary` only after joining that thread (the
+    // Why @unchecked Sendable is safe: `stream`, `pool`, `jpegDecoder`, `timestamps` and `restartedSinceLastFrame` are
+    // touched only by the capture thread, which receives the loop before it starts (thread creation orders the
+    // handover) and owns it until `run()` returns; the decoder is made in `init` and freed with the loop. The session reads `timestampSummary` only after joining that thread (the
     // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is
     // atomic; everything else is immutable and Sendable.
 
@@ -25,6 +26,8 @@ final class CaptureLoop: @unchecked Sendable {
     private let events: CaptureSessionEvents
     private let conversion: FrameConversion
     private let pool: FrameBufferPool
+    /// The stream's MJPEG decoder, kept from frame to frame (it makes TurboJPEG's decompressor on the first JPEG).
+    private let jpegDecoder = JPEGDecoder()
     /// Bytes a complete raw frame of the stream's format needs (1 for compressed formats); fixed for the stream.
     private let minimumFrameBytes: Int
     private let logger: Logger
@@ -218,7 +221,7 @@ final class CaptureLoop: @unchecked Sendable {
         do {
             try conversion.convert(
                 UnsafeRawBufferPointer(start: mapping.address, count: used), format.pixelFormat,
-                format.dimensions.width, format.dimensions.height, format.bytesPerLine, output)
+                format.dimensions.width, format.dimensions.height, format.bytesPerLine, output, jpegDecoder)
         } catch {
             events.dropped(.conversionFailed)
             return nil

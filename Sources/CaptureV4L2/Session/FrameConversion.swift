@@ -9,20 +9,22 @@ struct FrameConversion: Sendable {
     /// The bytes a complete raw frame needs (pixel format, width, height, bytes per line), or `nil` for
     /// compressed formats.
     var minimumFrameBytes: @Sendable (PixelFormat, Int, Int, Int) -> Int?
-    /// Converts one frame (source, pixel format, width, height, bytes per line) into a buffer.
+    /// Converts one frame (source, pixel format, width, height, bytes per line) into a buffer, decoding MJPEG with
+    /// the stream's decoder (owned by the capture loop, used on its thread only).
     var convert:
-        @Sendable (UnsafeRawBufferPointer, PixelFormat, Int, Int, Int, VideoFrameBuffer) throws(CaptureError) -> Void
+        @Sendable (UnsafeRawBufferPointer, PixelFormat, Int, Int, Int, VideoFrameBuffer, JPEGDecoder)
+            throws(CaptureError) -> Void
 
-    /// ``FrameConverter`` (libyuv).
+    /// ``FrameConverter`` (libyuv; TurboJPEG for MJPEG).
     static let libyuv = FrameConversion(
         canConvert: { FrameConverter.canConvert($0) },
         minimumFrameBytes: { format, width, height, bytesPerLine in
             FrameConverter.minimumFrameBytes(
                 pixelFormat: format, width: width, height: height, bytesPerLine: bytesPerLine)
         },
-        convert: { (source, format, width, height, bytesPerLine, destination) throws(CaptureError) in
+        convert: { (source, format, width, height, bytesPerLine, destination, jpegDecoder) throws(CaptureError) in
             try FrameConverter.convert(
                 source, pixelFormat: format, width: width, height: height, bytesPerLine: bytesPerLine,
-                into: destination)
+                into: destination, jpegDecoder: jpegDecoder)
         })
 }

@@ -34,7 +34,7 @@ enum FakeCamera {
     static let conversion = FrameConversion(
         canConvert: { $0 == .yuyv || $0 == .nv12 },
         minimumFrameBytes: { _, _, height, bytesPerLine in bytesPerLine * height },
-        convert: { (source, _, _, _, _, destination) throws(CaptureError) in
+        convert: { (source, _, _, _, _, destination, _) throws(CaptureError) in
             guard let first = source.first, first != 0xFF else {
                 throw CaptureError(.conversionFailed, "corrupt test frame")
             }
