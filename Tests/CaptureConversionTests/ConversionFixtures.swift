@@ -19,6 +19,16 @@ func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     }
 }
 
+/// `bytes` with 8 bytes overwritten at pseudo-random places (the same places and values for the same `seed`).
+func corrupted(_ bytes: [UInt8], seed: UInt64) -> [UInt8] {
+    var corrupt = bytes
+    let noise = pseudoRandomBytes(16, seed: seed)
+    for index in stride(from: 0, to: noise.count, by: 2) {
+        corrupt[Int(noise[index]) * corrupt.count / 256] = noise[index + 1]
+    }
+    return corrupt
+}
+
 /// Three tightly packed planes of an I420 image (CaptureCore's ``I420Picture``), with the tests' helpers.
 typealias I420Image = I420Picture
 
