@@ -16,11 +16,11 @@ import SystemPackage
 /// Gaps in the driver's sequence numbers are counted (``driverSkippedFrames``) and reported as skipped frames; `EIO`
 /// while streaming is a disconnection only when the device no longer answers `VIDIOC_QUERYCAP`, else a driver error.
 final class CaptureLoop: @unchecked Sendable {
-    // Why @unchecked Sendable is safe: `stream`, `pool`, `jpegDecoder`, `timestamps` and `restartedSinceLastFrame` are
-    // touched only by the capture thread, which receives the loop before it starts (thread creation orders the
-    // handover) and owns it until `run()` returns; the decoder is made in `init` and freed with the loop. The session reads `timestampSummary` only after joining that thread (the
-    // semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`. `stopRequested` is
-    // atomic; everything else is immutable and Sendable.
+    // Why @unchecked Sendable is safe: `stream`, `pool`, `jpegDecoder` and `timestamps` are touched only by the capture
+    // thread, which receives the loop before it starts (thread creation orders the handover) and owns it until `run()`
+    // returns; the decoder is made in `init` and freed with the loop. The session reads `timestampSummary` only after
+    // joining that thread (the semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`.
+    // `stopRequested` is atomic; everything else is immutable and Sendable.
 
     private let stream: V4L2Stream
     private let events: CaptureSessionEvents
