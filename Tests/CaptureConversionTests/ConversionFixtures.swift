@@ -29,6 +29,19 @@ func corrupted(_ bytes: [UInt8], seed: UInt64) -> [UInt8] {
     return corrupt
 }
 
+/// One frame of the lavfi `source` (`testsrc2`, `smptebars`…) at `size`, written by FFmpeg to `url` (its extension
+/// picks the format: `.ppm`, `.jpg`…), in `pixelFormat` if given. The crop happens in RGB: testsrc2, and a crop in YUV,
+/// round odd sizes down to even.
+func ffmpegStill(_ source: String, _ size: Dimensions, pixelFormat: String? = nil, to url: URL) async throws {
+    let even = Dimensions(width: (size.width + 1) & ~1, height: (size.height + 1) & ~1)
+    try await ExternalTools.run(
+        try #require(ExternalTools.ffmpeg),
+        [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "\(source)=size=\(even)",
+            "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1",
+        ] + (pixelFormat.map { ["-pix_fmt", $0] } ?? []) + [url.path])
+}
+
 /// Three tightly packed planes of an I420 image (CaptureCore's ``I420Picture``), with the tests' helpers.
 typealias I420Image = I420Picture
 

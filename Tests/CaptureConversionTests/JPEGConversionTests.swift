@@ -10,17 +10,8 @@ struct JPEGConversionTests {
     private static func ffmpegJPEG(
         _ size: Dimensions, pixelFormat: String, in directory: URL
     ) async throws -> (URL, [UInt8]) {
-        let ffmpeg = try #require(ExternalTools.ffmpeg)
         let url = directory.appendingPathComponent("testsrc2-\(size)-\(pixelFormat).jpg")
-        // testsrc2 (and a crop in YUV) round odd sizes down to even, so crop in RGB for odd sizes.
-        let even = Dimensions(width: (size.width + 1) & ~1, height: (size.height + 1) & ~1)
-        try await ExternalTools.run(
-            ffmpeg,
-            [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(even)",
-                "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1", "-pix_fmt", pixelFormat,
-                url.path,
-            ])
+        try await ffmpegStill("testsrc2", size, pixelFormat: pixelFormat, to: url)
         return (url, Array(try Data(contentsOf: url)))
     }
 

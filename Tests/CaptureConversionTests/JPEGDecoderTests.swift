@@ -60,15 +60,8 @@ struct JPEGDecoderTests {
 
     /// A PPM of the lavfi `source` at `size` (cropped in RGB, so odd sizes work).
     private static func picture(_ source: String, _ size: Dimensions, in directory: URL) async throws -> URL {
-        let ffmpeg = try #require(ExternalTools.ffmpeg)
         let url = directory.appendingPathComponent("\(source)-\(size).ppm")
-        let even = Dimensions(width: (size.width + 1) & ~1, height: (size.height + 1) & ~1)
-        try await ExternalTools.run(
-            ffmpeg,
-            [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "\(source)=size=\(even)",
-                "-vf", "format=rgb24,crop=\(size.width):\(size.height):0:0", "-frames:v", "1", url.path,
-            ])
+        try await ffmpegStill(source, size, to: url)
         return url
     }
 
