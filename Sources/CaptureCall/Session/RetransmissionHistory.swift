@@ -1,3 +1,4 @@
+internal import CaptureCore
 internal import CaptureRTP
 
 /// The packets a sender sent lately, in a fixed ring indexed by sequence number, for answering NACKs.
@@ -73,7 +74,7 @@ final class RetransmissionHistory {
         if behind > mask { return .tooOld }
         let slot = slots[Int(sequenceNumber) & mask]
         guard slot.occupied, slot.sequenceNumber == sequenceNumber else { return .tooOld }
-        if nowNs &- min(nowNs, slot.sentNs) > maximumAgeNs { return .tooOld }
+        if MonotonicClock.elapsedNs(from: slot.sentNs, to: nowNs) > maximumAgeNs { return .tooOld }
         let index = Int(sequenceNumber) & mask
         return .found(UnsafeRawBufferPointer(rebasing: storage[index * slotSize..<index * slotSize + slot.length]))
     }

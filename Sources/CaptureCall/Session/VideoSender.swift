@@ -212,7 +212,7 @@ public final class VideoSender: EncodedFrameSink {
             }
         }
         let sentNs = MonotonicClock.nowNs()
-        let latencyNs = sentNs &- min(sentNs, frame.captureTimeNs)
+        let latencyNs = MonotonicClock.elapsedNs(from: frame.captureTimeNs, to: sentNs)
         metrics.frame(
             packets: packets, bytes: bytes, errors: errors, isKeyFrame: frame.isKeyFrame, latencyNs: latencyNs)
         state.withLock { state in

@@ -45,7 +45,7 @@ public struct FrameStamp: Sendable, Hashable, Codable {
         clock_gettime(CLOCK_REALTIME, &realtime)
         let nowMonotonicNs = MonotonicClock.nowNs()
         let realtimeMs = UInt64(realtime.tv_sec) &* 1_000 &+ UInt64(realtime.tv_nsec) / 1_000_000
-        let ageMs = (nowMonotonicNs &- min(nowMonotonicNs, captureTimeNs)) / 1_000_000
+        let ageMs = MonotonicClock.elapsedNs(from: captureTimeNs, to: nowMonotonicNs) / 1_000_000
         return FrameStamp(
             frameNumber: UInt32(truncatingIfNeeded: frameNumber),
             captureTimeMs: UInt32(truncatingIfNeeded: realtimeMs &- ageMs))

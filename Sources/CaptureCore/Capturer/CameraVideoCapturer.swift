@@ -432,10 +432,9 @@ public final class CameraVideoCapturer: Sendable {
             return (frame, state.delegate, state.streams, state.metrics)
         }
         guard let (frame, delegate, streams, metrics) = taken else { return }
-        // A driver may stamp a frame slightly ahead of the clock (vivid stamps the ideal end of exposure): 0, not a
-        // wrapped difference.
-        let now = MonotonicClock.nowNs()
-        metrics?.frameDelivered(latencyNs: now &- min(now, frame.timestampNs))
+        // A driver may stamp a frame slightly ahead of the clock (vivid stamps the ideal end of exposure).
+        metrics?.frameDelivered(
+            latencyNs: MonotonicClock.elapsedNs(from: frame.timestampNs, to: MonotonicClock.nowNs()))
         delegate?.capturer(self, didCapture: frame)
         for stream in streams.values {
             if case .dropped = stream.continuation.yield(frame) { stream.drops.increment() }

@@ -249,7 +249,7 @@ public final class VP8FrameAssembler {
 
     private func isSettled(_ sequence: Int64, arrival: UInt64, now: UInt64) -> Bool {
         (highest ?? sequence) - sequence >= Int64(configuration.reorderWindow)
-            || now &- min(arrival, now) >= configuration.maxReorderDelayNs
+            || MonotonicClock.elapsedNs(from: arrival, to: now) >= configuration.maxReorderDelayNs
     }
 
     private func drop(_ reason: AssembledFrameDropReason, into events: inout [Event]) {
@@ -263,7 +263,9 @@ public final class VP8FrameAssembler {
     }
 
     private func requestKeyFrame(now: UInt64, into events: inout [Event]) {
-        if let last = lastKeyFrameRequestNs, now &- min(last, now) < configuration.keyFrameRequestIntervalNs {
+        if let last = lastKeyFrameRequestNs,
+            MonotonicClock.elapsedNs(from: last, to: now) < configuration.keyFrameRequestIntervalNs
+        {
             return
         }
         lastKeyFrameRequestNs = now
