@@ -56,9 +56,6 @@ public struct ReplaySource: Sendable, Hashable, Codable, CustomStringConvertible
 
     /// The command-line form, `FILE:FORMAT:WxH@FPS`.
     public var description: String { "\(path):\(pixelFormat.fourCC):\(dimensions)@\(fps)" }
-
-    /// Whether the frames are JPEG images rather than fixed-size raw frames.
-    var isJPEG: Bool { pixelFormat == .mjpg || pixelFormat == .jpeg }
 }
 
 /// A camera that replays a file of raw camera frames through ``FrameConverter``, the same conversion V4L2 frames
@@ -82,7 +79,8 @@ public enum ReplayCamera {
             pixelFormats: [
                 PixelFormatDescription(
                     pixelFormat: source.pixelFormat,
-                    description: source.isJPEG ? "Motion-JPEG (replayed)" : "\(source.pixelFormat.fourCC) (replayed)")
+                    description: source.pixelFormat.isJPEG
+                        ? "Motion-JPEG (replayed)" : "\(source.pixelFormat.fourCC) (replayed)")
             ],
             formats: [
                 CaptureFormat(

@@ -32,7 +32,7 @@ struct ReplayIndex {
         let fd = try FileDescriptor.openForReading(source.path, what: "the replay file")
         do throws(CaptureError) {
             let fileBytes = try Self.fileSize(fd, path: source.path)
-            if source.isJPEG {
+            if source.pixelFormat.isJPEG {
                 images = try Self.scanImages(fd, path: source.path)
                 guard !images.isEmpty else {
                     throw CaptureError(.malformedFile, "the file holds no JPEG image", device: source.path)

@@ -16,8 +16,7 @@ extension FuzzTarget {
         let frame = UnsafeRawBufferPointer(rebasing: bytes[FrameConverterInput.headerBytes...])
         let buffer = VideoFrameBuffer(format: input.output, width: input.width, height: input.height)
         let jpegDecoder = JPEGDecoder()
-        let isJPEG = input.pixelFormat == .mjpg || input.pixelFormat == .jpeg
-        for _ in 0..<(isJPEG ? 2 : 1) {
+        for _ in 0..<(input.pixelFormat.isJPEG ? 2 : 1) {
             _ = try? FrameConverter.convert(
                 frame, pixelFormat: input.pixelFormat, width: input.width, height: input.height,
                 bytesPerLine: input.bytesPerLine, into: buffer, jpegDecoder: jpegDecoder)
@@ -47,7 +46,7 @@ struct FrameConverterInput {
         bytesPerLine = le16(5)
         output = bytes[7] & 1 == 0 ? .nv12 : .i420
         let frame = UnsafeRawBufferPointer(rebasing: bytes[Self.headerBytes...])
-        if pixelFormat == .mjpg || pixelFormat == .jpeg, let size = Self.jpegSize(frame),
+        if pixelFormat.isJPEG, let size = Self.jpegSize(frame),
             (1...Self.maximumSide).contains(size.width), (1...Self.maximumSide).contains(size.height)
         {
             (width, height) = (size.width, size.height)

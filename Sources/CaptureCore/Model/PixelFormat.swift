@@ -105,6 +105,9 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
     /// The default preference list used for format selection: NV12, YU12, YUYV, UYVY, MJPG.
     public static let defaultPreference: [PixelFormat] = [.nv12, .yu12, .yuyv, .uyvy, .mjpg]
 
+    /// Whether frames of this format are JPEG images (`MJPG`, `JPEG`).
+    public var isJPEG: Bool { self == .mjpg || self == .jpeg }
+
     /// Whether frames of this format have a variable size (compressed).
-    public var isCompressed: Bool { self == .mjpg || self == .jpeg || self == .h264 }
+    public var isCompressed: Bool { isJPEG || self == .h264 }
 }
