@@ -306,10 +306,17 @@ public final class TURNAllocation {
     /// Reads a ChannelData header (RFC 8656 §12.4): the channel number and where its datagram lies in `datagram`;
     /// `nil` when the bytes are shorter than the header or than the length it declares.
     public static func parseChannelData(_ datagram: UnsafeRawBufferPointer) -> (channel: UInt16, payload: Range<Int>)? {
-        guard datagram.count >= 4 else { return nil }
+        guard let channel = channelNumber(datagram) else { return nil }
         let length = Int(datagram[2]) << 8 | Int(datagram[3])
         guard 4 + length <= datagram.count else { return nil }
-        return (UInt16(datagram[0]) << 8 | UInt16(datagram[1]), 4..<(4 + length))
+        return (channel, 4..<(4 + length))
+    }
+
+    /// The channel number a ChannelData header starts with, whatever length it declares; `nil` when the bytes are
+    /// shorter than a header.
+    static func channelNumber(_ datagram: UnsafeRawBufferPointer) -> UInt16? {
+        guard datagram.count >= 4 else { return nil }
+        return UInt16(datagram[0]) << 8 | UInt16(datagram[1])
     }
 
     // MARK: Received messages

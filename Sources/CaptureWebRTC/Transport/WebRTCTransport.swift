@@ -454,9 +454,8 @@ public final class WebRTCTransport: PacketTransport {
     private func handleFromTURNServer(
         _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, socket: UDPSocket, nowNs: UInt64
     ) {
-        if datagram.count >= 4, let route = route.withLock({ $0 }), route.relayServer == source,
-            let channel = route.channel, UInt16(datagram[0]) << 8 | UInt16(datagram[1]) == channel,
-            let relay = route.relayedAddress
+        if let route = route.withLock({ $0 }), route.relayServer == source, let channel = route.channel,
+            TURNAllocation.channelNumber(UnsafeRawBufferPointer(datagram)) == channel, let relay = route.relayedAddress
         {
             guard let (_, payload) = TURNAllocation.parseChannelData(UnsafeRawBufferPointer(datagram)) else {
                 core.withLock { $0.statistics.unknownReceived += 1 }
