@@ -10,6 +10,11 @@
 /// calls are not intercepted), so correct code under it reports races; a pthread mutex is intercepted, so TSan judges
 /// our locking as it really is. The cost is one allocation per lock, at creation, and the same uncontended fast path.
 ///
+/// `Value` must not be empty (`()`, an empty struct): ThreadSanitizer then reports a race on every contended
+/// `withLock`, because Swift's access instrumentation for a zero-sized stored property is not ordered by the mutex (a
+/// two-thread counter under `Locked(())` reports one while counting exactly; under `Locked(0)` it does not). Give the
+/// lock a real value (the state it guards, or a count of what it did); `init` asserts this in debug builds.
+///
 /// `@unchecked Sendable` is sound: `value` is only read or written inside `withLock`, which holds the mutex, and the
 /// mutex itself lives at a stable heap address for the object's whole life (it is never copied or moved).
 package final class Locked<Value>: @unchecked Sendable {
@@ -18,6 +23,7 @@ package final class Locked<Value>: @unchecked Sendable {
 
     /// Creates the lock around `value`.
     package init(_ value: Value) {
+        assert(MemoryLayout<Value>.size > 0, "Locked<\(Value.self)>: TSan cannot see an empty value locked")
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
