@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -37,13 +38,7 @@ struct NodeDiagnosisTests {
         let script =
             #"for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null; done; "#
             + #"exec sleep 120 <"$0" >/dev/null 2>&1"#
-        let words: [String] = ["bash", "-c", script, path]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "bash", nil, nil, argv, environ)
-        try #require(spawned == 0, "could not run bash: \(spawned)")
-        return pid
+        return try SpawnedProcess.start(["bash", "-c", script, path])
     }
 
     /// The process's `/proc/PID/comm`, or nil once it is gone.
@@ -64,8 +59,7 @@ struct NodeDiagnosisTests {
 
     static func reap(_ pid: pid_t) {
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        SpawnedProcess.waitForExit(pid)
     }
 
     @Test("a child process holding the file is found by the /proc scan, with its pid and command name")

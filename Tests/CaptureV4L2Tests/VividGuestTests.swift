@@ -1,5 +1,6 @@
 import CaptureConversion
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -28,23 +29,18 @@ enum VividGuest {
 
     /// Runs `v4l2-ctl` with `arguments` and returns its standard output.
     ///
-    /// Uses `posix_spawnp` and a pipe rather than Foundation's `Process`, which needs a CFSocket wakeup socket
-    /// pair that cannot be created in the guest (it hangs there).
+    /// Uses ``SpawnedProcess`` and a pipe rather than Foundation's `Process`, which hangs in the guest.
     static func v4l2ctl(_ arguments: [String]) throws -> String {
         var pipeFDs: [Int32] = [-1, -1]
         try #require(pipe(&pipeFDs) == 0, "pipe failed")
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-        let argv = (["v4l2-ctl"] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "v4l2-ctl", &actions, nil, argv, environ)
-        close(pipeFDs[1])
         defer { close(pipeFDs[0]) }
-        try #require(spawned == 0, "could not run v4l2-ctl: \(spawned)")
+        // Close-on-exec, so that the child keeps only its standard output and no other child inherits the pipe.
+        for descriptor in pipeFDs { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        // The write end is closed here once the child has its copy, or the read below would never see the end.
+        let pid = try { () throws(SpawnedProcess.LaunchError) -> pid_t in
+            defer { close(pipeFDs[1]) }
+            return try SpawnedProcess.start(["v4l2-ctl"] + arguments, output: .descriptor(pipeFDs[1]))
+        }()
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -53,8 +49,7 @@ enum VividGuest {
             guard count > 0 else { break }
             output += chunk[0..<count]
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = SpawnedProcess.waitForExit(pid)
         #expect(status == 0, "v4l2-ctl \(arguments.joined(separator: " ")) exited with status \(status)")
         return String(decoding: output, as: UTF8.self)
     }

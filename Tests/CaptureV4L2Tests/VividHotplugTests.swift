@@ -11,34 +11,16 @@ import Testing
     import Musl
 #endif
 
-/// Processes and the vivid module, for the hot-plug suite. Uses `posix_spawnp`: Foundation's `Process` hangs in the
-/// guest (see ``VividGuest/v4l2ctl(_:)``).
+/// Processes and the vivid module, for the hot-plug suite. Uses ``SpawnedProcess``: Foundation's `Process` hangs in
+/// the guest.
 enum VividPlug {
     /// Spawns `argv` with standard output and error to /dev/null; returns its pid.
     static func spawn(_ argv: [String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let arguments = argv.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ)
-        try #require(spawned == 0, "could not run \(argv[0]): \(spawned)")
-        return pid
-    }
-
-    /// Waits for `pid` and returns its exit status.
-    @discardableResult
-    static func wait(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xff
+        try SpawnedProcess.start(argv, output: .null, error: .null)
     }
 
     /// Runs `argv` to completion; returns its exit status.
-    static func run(_ argv: [String]) throws -> Int32 { wait(try spawn(argv)) }
+    static func run(_ argv: [String]) throws -> Int32 { SpawnedProcess.waitForExit(try spawn(argv)) }
 
     /// The vivid module file, from /etc/vivid-vm/modules ("<path> <name>" lines).
     static func modulePath() throws -> String {
@@ -157,7 +139,7 @@ struct VividHotplugTests {
         defer {
             // SIGKILL: a child spawned from a test thread inherits its signal mask, which may block SIGTERM.
             kill(pid, SIGKILL)
-            VividPlug.wait(pid)
+            SpawnedProcess.waitForExit(pid)
         }
         let device = try V4L2Backend.describe(node: Self.node)
         var busy: CaptureError?

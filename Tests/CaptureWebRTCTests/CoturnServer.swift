@@ -10,7 +10,7 @@ import Foundation
 /// A coturn `turnserver` on 127.0.0.1 for a test: long-term credentials `u:p` in realm `test`, UDP only, loopback
 /// peers allowed, its log in a file the test can read. ``stop()`` kills it and waits for it, so no process is left.
 ///
-/// Started with posix_spawn and read with plain file reads: under LeakSanitizer, Foundation's `Process` (a weak
+/// Started with ``SpawnedProcess`` (posix_spawn) and read with plain file reads: under LeakSanitizer, Foundation's `Process` (a weak
 /// reference's side table in `run()`/`waitUntilExit()`) and `String(contentsOf:)` on a file that grows while it is read
 /// (`readBytesFromFile`'s buffers) each leaked in a dry run.
 final class CoturnServer {
@@ -58,20 +58,8 @@ final class CoturnServer {
             "--listening-port", "\(port)", "--pidfile", directory.appendingPathComponent("pid").path,
             "--userdb", directory.appendingPathComponent("turndb").path,
         ]
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logFile.path, O_WRONLY | O_APPEND, 0)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var spawned: pid_t = 0
-        let status = posix_spawn(&spawned, executable, &actions, nil, argv, environ)
-        guard status == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot run turnserver: \(status)"])
-        }
-        pid = spawned
+        pid = try SpawnedProcess.start(
+            arguments, executable: executable, input: .null, output: .file(logFile.path), error: .descriptor(1))
         let deadline = ContinuousClock.now + .seconds(10)
         while !log.contains("turn server id="), isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -117,8 +105,7 @@ final class CoturnServer {
     func stop() {
         guard isRunning else { return }
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        SpawnedProcess.waitForExit(pid)
         pid = 0
     }
 
