@@ -68,6 +68,14 @@ package enum SpawnedProcess {
         return pid
     }
 
+    /// Kills `pid` with SIGKILL and waits for it (a child spawned from a test thread inherits that thread's signal
+    /// mask, which may block SIGTERM; coturn does not exit on SIGTERM at all). Returns what ``waitForExit(_:)`` does.
+    @discardableResult
+    package static func killAndWait(_ pid: pid_t) -> Int32 {
+        _ = kill(pid, SIGKILL)
+        return waitForExit(pid)
+    }
+
     /// Waits for `pid` to end (retrying on EINTR) and returns its exit status: the code it exited with, or 128 plus
     /// the signal that ended it, as a shell reports it; -1 when there is no such child.
     @discardableResult

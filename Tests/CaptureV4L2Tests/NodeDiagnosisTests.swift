@@ -57,18 +57,13 @@ struct NodeDiagnosisTests {
         return "pid \(pid) comm \(comm(of: pid) ?? "gone"), stat \(state), fds [\(fds.joined(separator: ", "))]"
     }
 
-    static func reap(_ pid: pid_t) {
-        kill(pid, SIGKILL)
-        SpawnedProcess.waitForExit(pid)
-    }
-
     @Test("a child process holding the file is found by the /proc scan, with its pid and command name")
     func childHolderFound() async throws {
         let path = try Self.scratchFile("node")
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         #expect(NodeDiagnosis.holders(of: path).isEmpty)
         let pid = try Self.spawnHolder(of: path)
-        defer { Self.reap(pid) }
+        defer { SpawnedProcess.killAndWait(pid) }
         // The child opens the file and then becomes `sleep` (same pid): once its comm says `sleep`, the file is open.
         // Waiting on that one small file instead of rescanning all of /proc keeps a starved, sanitized parallel run
         // (one CI scan loop took 80 s and outlived the old `sleep 30`) to a single scan.

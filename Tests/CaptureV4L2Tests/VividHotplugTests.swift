@@ -137,9 +137,7 @@ struct VividHotplugTests {
     func test1_busyNamesHolder() async throws {
         let pid = try VividPlug.spawn(["v4l2-ctl", "-d", Self.node, "--stream-mmap", "--stream-count=100000"])
         defer {
-            // SIGKILL: a child spawned from a test thread inherits its signal mask, which may block SIGTERM.
-            kill(pid, SIGKILL)
-            SpawnedProcess.waitForExit(pid)
+            SpawnedProcess.killAndWait(pid)
         }
         let device = try V4L2Backend.describe(node: Self.node)
         var busy: CaptureError?

@@ -104,8 +104,7 @@ final class CoturnServer {
     /// Kills the server (SIGKILL: coturn 4.6 does not exit on SIGTERM) and waits for it to exit. Idempotent.
     func stop() {
         guard isRunning else { return }
-        kill(pid, SIGKILL)
-        SpawnedProcess.waitForExit(pid)
+        SpawnedProcess.killAndWait(pid)
         pid = 0
     }
 
