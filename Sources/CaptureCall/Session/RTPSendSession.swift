@@ -1,0 +1,422 @@
+internal import CaptureCore
+public import CaptureRTP
+public import CaptureVP8
+public import CoreMetrics
+public import Logging
+
+/// What a peer's RTCP asks of the encoder that feeds an ``RTPSendSession``.
+public enum RTPSenderFeedback: Sendable, Hashable {
+    /// A key frame, for a PLI or a new FIR (already rate-limited to one per 300 ms, WebRTC's rule).
+    case keyFrameRequest(KeyFrameRequestReason)
+    /// A new target bit rate, from a REMB or TMMBR ceiling or the loss-based estimate under it.
+    case targetBitrate(kbps: Int, reason: BitrateChangeReason)
+}
+
+/// The RTP and RTCP logic of one sent video stream, with no I/O, no threads, no locks and no clock of its own: the
+/// state a ``VideoSender`` drives over its own sockets and a WebRTC connection drives over its ICE path.
+///
+/// ## Function
+/// - ``send(_:nowNs:output:)`` packetizes an encoded frame for VP8 (RFC 7741), keeps each packet in the
+///   retransmission history, protects it with SRTP when configured and hands each datagram to `output`.
+/// - ``receiveRTCP(_:length:nowNs:currentTargetKbps:output:)`` takes one (S)RTCP datagram from the peer: receiver
+///   reports give the round-trip time and the loss, PLI and new FIRs become key-frame requests, REMB and TMMBR a
+///   ceiling on the rate, generic NACKs are answered from the history (RTX, RFC 4588, when configured) through
+///   `output`. What the encoder must do comes out of ``pollFeedback()``.
+/// - ``sendReport(nowNs:bye:output:)`` builds a sender report with SDES (and BYE); ``nextReportNs`` says when the
+///   next one is due (RFC 3550 §6.3.1: 0.5…1.5 times the interval), ``reportIfDue(nowNs:output:)`` sends it then.
+///
+/// Time is an input: `nowNs` is the monotonic clock of the frames' capture times (`CLOCK_MONOTONIC` in a real call,
+/// any consistent clock in a test), and the NTP time in reports comes from the ``NTPClockMapping`` given at creation.
+///
+/// ## Threading
+/// Not thread-safe and not `Sendable`: one owner calls it, from one thread at a time.
+///
+/// ## Performance
+/// ``send(_:nowNs:output:)`` allocates nothing per packet in steady state: the packetizer lends one reusable buffer
+/// with SRTP trailer room, the history is a fixed ring, RTX packets are built in a buffer allocated once, and
+/// protection happens in place.
+public final class RTPSendSession {
+    /// The configuration (``VideoSenderConfiguration/remote`` and ``VideoSenderConfiguration/rtcpMux`` are the
+    /// owner's business).
+    public let configuration: VideoSenderConfiguration
+    /// The stream's SSRC.
+    public var ssrc: UInt32 { configuration.packetizer.ssrc }
+
+    private var packetizer: VP8Packetizer
+    /// Sent packets, unprotected, for NACKs (`nil` without retransmission).
+    private let history: RetransmissionHistory?
+    /// The buffer RTX packets are built and protected in (allocated once, with the history).
+    private let rtxBuffer: UnsafeMutableRawBufferPointer?
+    private var rtxSequenceNumber = UInt16.random(in: .min ... .max)
+    private var loss: PacketLossSimulator?
+    private let srtp: SRTPSession?
+    /// Unprotects the peer's SRTCP (libsrtp needs an inbound session for it).
+    private let srtcpIn: SRTPSession?
+    private var firTracker = FIRSequenceTracker()
+    private var schedule: RTCPInterval
+    private let clock: NTPClockMapping
+    private var counters = VideoSenderStatistics()
+    private var latency = LatencyRecorder()
+    /// When the last PLI or FIR was forwarded, for the 300 ms rate limit.
+    private var lastKeyFrameRequestNs: UInt64?
+    private var lossEstimator = LossBasedBitrateEstimator()
+    /// The last REMB or TMMBR, a ceiling over the loss-based estimate.
+    private var requestedCeilingKbps: Int?
+    private var feedback: [RTPSenderFeedback] = []
+    private let metrics: VideoSenderMetrics
+    private let logger: Logger
+
+    /// Sets up SRTP (our keys for what we send, the peer's for its SRTCP) and the history; the first report is due
+    /// half an interval after `nowNs`.
+    ///
+    /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`.
+    public init(
+        configuration: VideoSenderConfiguration, nowNs: UInt64, clock: NTPClockMapping = NTPClockMapping(),
+        logger: Logger = Logger(label: "capture.call.sender"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) throws(VideoSessionError) {
+        var configuration = configuration
+        if configuration.srtp != nil {
+            // libsrtp needs room for its longest trailer (tag and MKI, SRTP_MAX_TRAILER_LEN), not just the tag.
+            configuration.packetizer.trailerCapacity = max(
+                configuration.packetizer.trailerCapacity, SRTPSession.maximumTrailerLength)
+        }
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
+        packetizer = VP8Packetizer(configuration: configuration.packetizer)
+        loss = configuration.firstTransmissionLoss
+        schedule = RTCPInterval(intervalNs: configuration.rtcpIntervalNs, nowNs: nowNs)
+        feedback.reserveCapacity(8)
+        if let retransmission = configuration.retransmission {
+            let packetSize = packetizer.configuration.maxPacketSize
+            history = RetransmissionHistory(packets: retransmission.historyPackets, slotSize: packetSize)
+            // An RTX packet is the original plus the 2-byte original sequence number, plus the SRTP trailer.
+            rtxBuffer = .allocate(byteCount: packetSize + 2 + packetizer.configuration.trailerCapacity, alignment: 16)
+        } else {
+            history = nil
+            rtxBuffer = nil
+        }
+        // Resending the original packet (no RTX) repeats a sequence number, which libsrtp refuses unless told.
+        let repeatsPackets = configuration.retransmission.map { $0.rtxPayloadType == nil } ?? false
+        do {
+            srtp = try configuration.srtp.map { keys throws(SRTPError) in
+                try SRTPSession(
+                    role: .sender, keyingMaterial: keys, profile: keys.profile, replayProtection: !repeatsPackets)
+            }
+            srtcpIn = try (configuration.remoteSRTP ?? configuration.srtp).map { keys throws(SRTPError) in
+                try SRTPSession(role: .receiver, keyingMaterial: keys, profile: keys.profile)
+            }
+        } catch {
+            rtxBuffer?.deallocate()
+            throw VideoSessionError(.srtp, "SRTP setup failed: \(error)")
+        }
+    }
+
+    deinit {
+        rtxBuffer?.deallocate()
+    }
+
+    /// The figures so far.
+    public var statistics: VideoSenderStatistics {
+        var statistics = counters
+        statistics.glassToWire = latency.summary
+        return statistics
+    }
+
+    /// When the next sender report is due (`nowNs` clock).
+    public var nextReportNs: UInt64 { schedule.nextDueNs }
+
+    /// The next thing the encoder must do for the peer, or `nil`.
+    public func pollFeedback() -> RTPSenderFeedback? {
+        feedback.isEmpty ? nil : feedback.removeFirst()
+    }
+
+    // MARK: Media
+
+    /// Packetizes, stores, protects and hands each packet of `frame` to `output`, which returns whether it went out.
+    public func send(_ frame: EncodedFrame, nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+        var packets = 0
+        var bytes = 0
+        var errors = 0
+        var dropped = 0
+        let history = history
+        let srtp = srtp
+        frame.bytes.withUnsafeBytes { payload in
+            packetizer.packetize(
+                payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
+                isDroppable: frame.isDroppable, rotation: frame.rotation
+            ) { (packet: inout OutgoingRTPPacket) in
+                history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
+                if loss?.shouldDrop() == true {
+                    dropped += 1
+                    return
+                }
+                if let srtp {
+                    do throws(SRTPError) {
+                        try srtp.protectRTP(packet.buffer, length: &packet.length)
+                    } catch {
+                        errors += 1
+                        return
+                    }
+                }
+                if output(packet.bytes) {
+                    packets += 1
+                    bytes += packet.length
+                } else {
+                    errors += 1
+                }
+            }
+        }
+        let latencyNs = MonotonicClock.elapsedNs(from: frame.captureTimeNs, to: nowNs)
+        metrics.frame(
+            packets: packets, bytes: bytes, errors: errors, isKeyFrame: frame.isKeyFrame, latencyNs: latencyNs)
+        counters.frames += 1
+        counters.packets += packets
+        counters.bytes += bytes
+        counters.overheadBytes += bytes - min(bytes, frame.bytes.count)
+        counters.sendErrors += errors
+        counters.firstTransmissionsDropped += dropped
+        if frame.isKeyFrame { counters.keyFramesSent += 1 }
+        latency.record(nanoseconds: latencyNs)
+    }
+
+    /// Counts datagrams the owner could not send after handing them out (a socket error, no path).
+    public func countSendErrors(_ count: Int) {
+        counters.sendErrors += count
+    }
+
+    // MARK: Reports
+
+    /// Sends a sender report when one is due at `nowNs` (and schedules the next).
+    public func reportIfDue(nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+        if schedule.isDue(nowNs: nowNs) { sendReport(nowNs: nowNs, bye: false, output: output) }
+    }
+
+    /// Sends a compound RTCP packet: a sender report (NTP↔RTP mapping, packet and octet counts) and SDES with the
+    /// CNAME, and a BYE when `bye` is set. Protected with SRTCP when SRTP is on.
+    public func sendReport(nowNs: UInt64, bye: Bool, output: (UnsafeRawBufferPointer) -> Bool) {
+        let ntp = clock.ntp(atMonotonicNanoseconds: nowNs)
+        // Frames carry their capture time on the 90 kHz clock, so the RTP time of "now" follows from the same clock.
+        let rtpTimestamp = EncodedFrame.rtpTimestamp(fromNanoseconds: nowNs)
+        var packets: [RTCPPacket] = [
+            .senderReport(
+                RTCPSenderReport(
+                    ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp,
+                    packetCount: UInt32(truncatingIfNeeded: counters.packets),
+                    octetCount: UInt32(truncatingIfNeeded: counters.bytes - counters.overheadBytes))),
+            .sourceDescription([RTCPSourceDescriptionChunk(ssrc: ssrc, items: [.cname(configuration.cname)])]),
+        ]
+        if bye { packets.append(.goodbye(RTCPBye(ssrcs: [ssrc]))) }
+        if sendRTCP(packets, output: output) { counters.rtcpSent += 1 } else { counters.sendErrors += 1 }
+    }
+
+    /// Serializes `packets` as one compound packet, protects it as SRTCP when SRTP is on, and hands it to `output`.
+    /// Whether it went out.
+    public func sendRTCP(_ packets: [RTCPPacket], output: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        CaptureCall.sendRTCP(packets, protectingWith: srtp, send: output)
+    }
+
+    // MARK: The peer's RTCP
+
+    /// Takes one RTCP datagram from the peer (SRTCP when SRTP is on: it is unprotected in place in `buffer`), parses
+    /// it and acts on it: retransmissions go to `output` at once, requests for the encoder to ``pollFeedback()``.
+    /// Malformed or unauthentic RTCP is counted and ignored. `currentTargetKbps` is the encoder's rate now, which
+    /// the loss-based estimate moves from (`nil` when no encoder is attached).
+    public func receiveRTCP(
+        _ buffer: UnsafeMutableRawBufferPointer, length: Int, nowNs: UInt64, currentTargetKbps: Int?,
+        output: (UnsafeRawBufferPointer) -> Bool
+    ) {
+        var length = min(length, buffer.count)
+        if let srtcpIn {
+            do throws(SRTPError) {
+                try srtcpIn.unprotectRTCP(buffer, length: &length)
+            } catch {
+                counters.srtcpFailures += 1
+                metrics.received(.malformed)
+                return
+            }
+        }
+        let packets: [RTCPPacket]
+        do throws(RTCPParseError) {
+            packets = try RTCPCompoundPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        } catch {
+            counters.rtcpMalformed += 1
+            metrics.received(.malformed)
+            logger.debug("malformed RTCP ignored", metadata: ["error": "\(error)"])
+            return
+        }
+        let arrival = clock.ntp(atMonotonicNanoseconds: nowNs)
+        for packet in packets {
+            handle(packet, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps, output: output)
+        }
+    }
+
+    private func handle(
+        _ packet: RTCPPacket, arrival: NTPTimestamp, nowNs: UInt64, currentTargetKbps: Int?,
+        output: (UnsafeRawBufferPointer) -> Bool
+    ) {
+        switch packet {
+        case .receiverReport(let report):
+            handleReportBlocks(
+                report.reportBlocks, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps)
+        case .senderReport(let report):
+            handleReportBlocks(
+                report.reportBlocks, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps)
+        case .pictureLossIndication(_, let mediaSSRC) where mediaSSRC == ssrc || mediaSSRC == 0:
+            counters.plisReceived += 1
+            metrics.received(.pli)
+            if admitKeyFrameRequest(arrivalNs: nowNs) { feedback.append(.keyFrameRequest(.pictureLossIndication)) }
+        case .fullIntraRequest(_, let entries):
+            let isNew = firTracker.containsNewRequest(in: entries, for: ssrc)
+            counters.firsReceived += 1
+            metrics.received(.fir)
+            if isNew, admitKeyFrameRequest(arrivalNs: nowNs) { feedback.append(.keyFrameRequest(.fullIntraRequest)) }
+        case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc):
+            let kbps = Int(clamping: remb.bitrate / 1_000)
+            counters.rembsReceived += 1
+            counters.lastRequestedBitrateKbps = kbps
+            metrics.received(.bitrateRequest(kbps: kbps))
+            applyCeiling(kbps, reason: .receiverEstimate)
+        case .temporaryMaximumBitrateRequest(_, let entries):
+            guard let entry = entries.first(where: { $0.ssrc == ssrc }) else { return }
+            let kbps = Int(clamping: entry.bitrate / 1_000)
+            counters.tmmbrsReceived += 1
+            counters.lastRequestedBitrateKbps = kbps
+            metrics.received(.bitrateRequest(kbps: kbps))
+            applyCeiling(kbps, reason: .temporaryMaximum)
+        case .genericNACK(_, let mediaSSRC, let entries) where mediaSSRC == ssrc:
+            metrics.received(.nack)
+            retransmit(entries, nowNs: nowNs, output: output)
+        default:
+            break
+        }
+    }
+
+    /// WebRTC's rule (`EncoderRtcpFeedback`): a key-frame request within 300 ms of the last one forwarded is
+    /// answered by the key frame already on its way, not by another; so a burst of PLIs (every viewer joining a
+    /// conference at once, a receiver repeating itself) costs one key frame. Counts the request either way.
+    private func admitKeyFrameRequest(arrivalNs: UInt64) -> Bool {
+        if let last = lastKeyFrameRequestNs, arrivalNs &- last < 300_000_000 {
+            counters.keyFrameRequestsThrottled += 1
+            return false
+        }
+        lastKeyFrameRequestNs = arrivalNs
+        counters.keyFramesRequested += 1
+        return true
+    }
+
+    private func handleReportBlocks(
+        _ blocks: [RTCPReportBlock], arrival: NTPTimestamp, nowNs: UInt64, currentTargetKbps: Int?
+    ) {
+        for block in blocks where block.ssrc == ssrc {
+            let rtt = RoundTripTime.compute(reportBlock: block, receivedAt: arrival)
+            counters.receiverReports += 1
+            counters.remoteFractionLost = Double(block.fractionLost) / 256
+            var rttNs: Int64?
+            if let rtt {
+                let (seconds, attoseconds) = rtt.components
+                counters.roundTripTimeMs = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+                rttNs = seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+            }
+            metrics.received(.report(fractionLost: Double(block.fractionLost) / 256, roundTripNs: rttNs))
+            if configuration.lossBasedRateControl, let currentTargetKbps {
+                applyLoss(Double(block.fractionLost) / 256, currentKbps: currentTargetKbps, nowNs: nowNs)
+            }
+        }
+    }
+
+    /// A REMB or TMMBR: the rate becomes it, or the loss-based estimate when that is lower.
+    private func applyCeiling(_ kbps: Int, reason: BitrateChangeReason) {
+        requestedCeilingKbps = kbps
+        var target = kbps
+        if configuration.lossBasedRateControl, let estimate = lossEstimator.estimateKbps {
+            target = min(kbps, estimate)
+        }
+        feedback.append(.targetBitrate(kbps: target, reason: reason))
+    }
+
+    /// A receiver report's loss: the loss-based estimate moves, and the rate follows it under the ceiling.
+    private func applyLoss(_ fractionLost: Double, currentKbps: Int, nowNs: UInt64) {
+        guard let estimate = lossEstimator.update(fractionLost: fractionLost, currentKbps: currentKbps, nowNs: nowNs)
+        else { return }
+        counters.lossBasedEstimateKbps = estimate
+        let target = requestedCeilingKbps.map { min($0, estimate) } ?? estimate
+        if target != currentKbps { feedback.append(.targetBitrate(kbps: target, reason: .senderEstimate)) }
+    }
+
+    // MARK: Retransmission
+
+    /// Answers one generic NACK: each requested packet still in the history is sent again, wrapped in RTX (RFC 4588
+    /// §4: the RTX payload type, SSRC and sequence number, then the original sequence number before the original
+    /// payload) when an RTX payload type is configured, else as it was. Requests older than the history or the
+    /// maximum age, or for packets never sent, are counted and not served. Allocates nothing.
+    private func retransmit(_ entries: [RTCPNACKEntry], nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+        var requested = 0
+        var sent = 0
+        var sentBytes = 0
+        var errors = 0
+        defer {
+            metrics.retransmitted(sent)
+            counters.nacksReceived += 1
+            counters.packetsRequested += requested
+            counters.retransmissions += sent
+            counters.retransmittedBytes += sentBytes
+            counters.sendErrors += errors
+        }
+        guard let history, let rtxBuffer, let retransmission = configuration.retransmission else {
+            requested = entries.reduce(0) { $0 + 1 + $1.lostBitmask.nonzeroBitCount }
+            return
+        }
+        for entry in entries {
+            for bit in -1..<16 where bit < 0 || entry.lostBitmask & (1 << bit) != 0 {
+                requested += 1
+                let sequenceNumber = entry.packetID &+ UInt16(bit + 1)
+                switch history.packet(
+                    sequenceNumber: sequenceNumber, nowNs: nowNs, maximumAgeNs: retransmission.maximumAgeNs)
+                {
+                case .tooOld: counters.retransmissionsTooOld += 1
+                case .unknown: counters.retransmissionsUnknown += 1
+                case .found(let original):
+                    var length = Self.buildRetransmission(
+                        of: original, into: rtxBuffer, retransmission: retransmission,
+                        sequenceNumber: &rtxSequenceNumber)
+                    guard length > 0 else {
+                        errors += 1
+                        continue
+                    }
+                    if let srtp {
+                        do throws(SRTPError) {
+                            try srtp.protectRTP(rtxBuffer, length: &length)
+                        } catch {
+                            errors += 1
+                            continue
+                        }
+                    }
+                    if output(UnsafeRawBufferPointer(rebasing: rtxBuffer[0..<length])) {
+                        sent += 1
+                        sentBytes += length
+                    } else {
+                        errors += 1
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the retransmission of `original` (an unprotected RTP packet) into `buffer`; returns its length.
+    static func buildRetransmission(
+        of original: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer,
+        retransmission: RetransmissionConfiguration, sequenceNumber: inout UInt16
+    ) -> Int {
+        guard let rtxPayloadType = retransmission.rtxPayloadType else {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<original.count]).copyMemory(from: original)
+            return original.count
+        }
+        defer { sequenceNumber &+= 1 }
+        return RTXPacket.write(
+            wrapping: original, into: buffer, payloadType: rtxPayloadType, ssrc: retransmission.rtxSSRC,
+            sequenceNumber: sequenceNumber)
+    }
+}
