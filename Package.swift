@@ -179,6 +179,10 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
+        // A seeded, virtual-time network (delay, jitter, loss, reordering, a rate-limited queue on a schedule) and the
+        // loop that runs whole peers through it: the whole-connection tests, and the congestion-control bench to come.
+        .target(name: "CaptureNetworkSimulator"),
+        .testTarget(name: "CaptureNetworkSimulatorTests", dependencies: ["CaptureNetworkSimulator"]),
         .testTarget(
             name: "CaptureWebRTCTests",
             dependencies: [
