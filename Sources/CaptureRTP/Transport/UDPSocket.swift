@@ -5,6 +5,7 @@
 #endif
 internal import CaptureCore
 internal import SystemPackage
+internal import CLinuxIO
 
 /// A UDP socket (IPv4 or IPv6) for RTP and RTCP.
 ///
@@ -31,8 +32,9 @@ public final class UDPSocket: Sendable {
     /// The address the socket is bound to (with the real port when bound to port 0).
     public let localAddress: SocketAddress
     private let state: Locked<State>
-    /// The descriptor, for `poll` only (see the type's discussion).
-    private let pollDescriptor: Int32
+    /// The descriptor, for `poll` only (see the type's discussion): a driver waits on it in ``SocketPoller`` and
+    /// then calls ``receiveIfReady(into:)``.
+    public let pollDescriptor: Int32
 
     /// The socket buffer size requested with `SO_RCVBUF`/`SO_SNDBUF` (the kernel caps it at its `rmem_max`/
     /// `wmem_max`).
@@ -163,6 +165,14 @@ public final class UDPSocket: Sendable {
             if let received = try receiveNow(into: buffer) { return received }
             // A spurious wakeup (or an error queued for a failed send, now consumed): poll again.
         }
+    }
+
+    /// Takes one datagram if one is waiting, without blocking (a driver calls it after ``SocketPoller`` said the
+    /// socket is readable, until it returns `nil`): its length and source, as ``receive(into:timeout:)``.
+    public func receiveIfReady(
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
+        try receiveNow(into: buffer)
     }
 
     /// One non-blocking `recvfrom` under the lock; `nil` when nothing was pending.
