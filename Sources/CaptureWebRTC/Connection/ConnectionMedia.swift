@@ -1,0 +1,25 @@
+public import CaptureCall
+
+/// The video stream a ``WebRTCConnection`` sends once DTLS is connected: how packets are built (payload type, SSRC,
+/// header extensions, RTX), the RTCP CNAME and interval, and the rate range the connection steers the encoder in.
+///
+/// ``sender``'s `remote`, `rtcpMux`, `srtp` and `remoteSRTP` are not used: the connection sends on ICE's path, with
+/// the keys DTLS agreed.
+public struct ConnectionMedia: Sendable {
+    /// Packetization, RTCP, retransmission and metrics settings.
+    public var sender: VideoSenderConfiguration
+    /// The lowest rate the connection asks of the encoder, in kbit/s.
+    public var minBitrateKbps: Int
+    /// The highest rate the connection asks of the encoder, in kbit/s.
+    public var maxBitrateKbps: Int
+    /// The encoder's rate at the start, in kbit/s (the loss-based estimate moves from it).
+    public var startBitrateKbps: Int
+
+    /// Creates a description.
+    public init(sender: VideoSenderConfiguration, minBitrateKbps: Int, maxBitrateKbps: Int, startBitrateKbps: Int) {
+        self.sender = sender
+        self.minBitrateKbps = minBitrateKbps
+        self.maxBitrateKbps = max(minBitrateKbps, maxBitrateKbps)
+        self.startBitrateKbps = min(max(startBitrateKbps, minBitrateKbps), self.maxBitrateKbps)
+    }
+}
