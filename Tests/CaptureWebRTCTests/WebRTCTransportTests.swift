@@ -23,7 +23,8 @@ struct WebRTCTransportTests {
         let viewer = try WebRTCTransport(configuration: .init(role: .controlled, hostAddresses: Self.loopback))
         defer { viewer.close() }
         viewer.start(remote: Self.remote(of: publisher, dtlsRole: .client))
-        publisher.start(remote: Self.remote(of: viewer, dtlsRole: .server))
+        publisher.start(
+            remote: Self.remote(of: viewer, dtlsRole: .server), media: TURNRelayTests.media(from: publisher))
         async let publisherKeys = publisher.connected(timeout: .seconds(10))
         async let viewerKeys = viewer.connected(timeout: .seconds(10))
         let (ours, theirs) = try await (publisherKeys, viewerKeys)
@@ -31,14 +32,8 @@ struct WebRTCTransportTests {
         #expect(ours.local == theirs.remote)
         #expect(ours.remote == theirs.local)
 
-        let sender = try VideoSender(
-            configuration: VideoSenderConfiguration(
-                remote: publisher.localAddress, srtp: ours.local, remoteSRTP: ours.remote),
-            transport: publisher)
-        defer { sender.finish() }
-        publisher.deliverRTCP(to: sender)
         for index in 0..<10 {
-            sender.consume(
+            publisher.consume(
                 EncodedFrame(
                     bytes: [UInt8](repeating: UInt8(index), count: 3_000), isKeyFrame: index == 0,
                     rtpTimestamp: UInt32(index * 3_000), captureTimeNs: MonotonicClock.nowNs(), rotation: .degrees0,
@@ -49,7 +44,7 @@ struct WebRTCTransportTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(viewer.statistics.rtpReceived == 30, "10 frames of 3,000 bytes: 3 packets each")
-        #expect(sender.statistics.sendErrors == 0)
+        #expect(publisher.mediaStatistics?.sendErrors == 0)
         #expect(publisher.statistics.mediaBlocked == 0)
         #expect(publisher.statistics.iceConnectedAfterNs != nil)
         #expect(publisher.statistics.dtlsConnectedAfterNs != nil)
@@ -72,8 +67,13 @@ struct WebRTCTransportTests {
         } else {
             Issue.record("expected a failed transport, got \(publisher.state)")
         }
-        let sent = [UInt8](repeating: 0x80, count: 100).withUnsafeBytes { publisher.send($0) }
-        #expect(!sent)
-        #expect(publisher.statistics.mediaBlocked == 1)
+        publisher.consume(
+            EncodedFrame(
+                bytes: [UInt8](repeating: 0x80, count: 100), isKeyFrame: true, rtpTimestamp: 0,
+                captureTimeNs: MonotonicClock.nowNs(), rotation: .degrees0,
+                dimensions: Dimensions(width: 320, height: 240),
+                qp: 30))
+        await publisher.closed()
+        #expect(publisher.statistics.mediaBlocked == 1, "no media without a connection")
     }
 }

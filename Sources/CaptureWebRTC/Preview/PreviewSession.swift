@@ -16,7 +16,6 @@ public import Logging
 public final class PreviewSession: WHEPSessionHandler {
     struct Viewer {
         let transport: WebRTCTransport
-        var sender: VideoSender?
     }
 
     struct State {
@@ -97,13 +96,26 @@ public final class PreviewSession: WHEPSessionHandler {
             throw .serviceUnavailable("cannot open the viewer's transport: \(error)")
         }
         let candidates = parsed.candidates.compactMap { try? ICECandidate(parsing: $0) }.filter(\.isUsable)
-        transport.start(
-            remote: WebRTCTransport.Remote(
-                credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
-                candidates: candidates, fingerprint: fingerprint, dtlsRole: role))
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let rtxSSRC = UInt32.random(in: 1...UInt32.max)
         let cname = "capturer-preview"
+        let packetizer = RTPPacketizerConfiguration(
+            maxPacketSize: maxPacketSize, payloadType: parsed.payloadType, ssrc: ssrc,
+            videoOrientationExtensionID: parsed.extensionIDs[PublishOffer.videoOrientationExtensionURI],
+            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid)
+        let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
+        let media = ConnectionMedia(
+            sender: VideoSenderConfiguration(
+                remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
+                retransmission: retransmission, metricsDeviceID: "preview"),
+            minBitrateKbps: pipeline.configuration.minBitrateKbps,
+            maxBitrateKbps: pipeline.configuration.maxBitrateKbps,
+            startBitrateKbps: pipeline.statistics.currentTargetKbps)
+        transport.start(
+            remote: WebRTCTransport.Remote(
+                credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
+                candidates: candidates, fingerprint: fingerprint, dtlsRole: role),
+            media: media)
         let answer = ViewerAnswer(
             offer: parsed, iceCredentials: transport.localCredentials,
             fingerprint: transport.certificate.fingerprint, setup: role == .server ? "passive" : "active",
@@ -117,61 +129,27 @@ public final class PreviewSession: WHEPSessionHandler {
             state.started += 1
             return id
         }
-        let packetizer = RTPPacketizerConfiguration(
-            maxPacketSize: maxPacketSize, payloadType: parsed.payloadType, ssrc: ssrc,
-            videoOrientationExtensionID: parsed.extensionIDs[PublishOffer.videoOrientationExtensionURI],
-            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid)
-        let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
-        Task { [weak self] in
-            await self?.connect(
-                id: id, transport: transport, packetizer: packetizer, retransmission: retransmission, cname: cname)
-        }
+        Task { [weak self] in await self?.connect(id: id, transport: transport) }
         return (answer, id)
     }
 
-    /// Waits for a viewer's DTLS, then adds its sender to the fan-out and asks for a key frame.
-    func connect(
-        id: String, transport: WebRTCTransport, packetizer: RTPPacketizerConfiguration,
-        retransmission: RetransmissionConfiguration, cname: String
-    ) async {
-        let keys: DTLSSRTPKeys
+    /// Waits for a viewer's DTLS, then adds its transport to the fan-out and asks for a key frame.
+    func connect(id: String, transport: WebRTCTransport) async {
         do {
-            keys = try await transport.connected(timeout: .seconds(20))
+            _ = try await transport.connected(timeout: .seconds(20))
         } catch {
             logger.warning("viewer did not connect", metadata: ["viewer": "\(id)", "error": "\(error)"])
             _ = await end(viewerID: id, failed: true)
             return
         }
-        let sender: VideoSender
-        do {
-            sender = try VideoSender(
-                configuration: VideoSenderConfiguration(
-                    remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
-                    srtp: keys.local, remoteSRTP: keys.remote, retransmission: retransmission,
-                    metricsDeviceID: "preview"),
-                transport: transport, logger: logger)
-        } catch {
-            logger.warning("viewer's sender failed", metadata: ["viewer": "\(id)", "error": "\(error)"])
-            _ = await end(viewerID: id, failed: true)
-            return
-        }
-        transport.deliverRTCP(to: sender)
-        sender.attach(to: pipeline)
-        let stillThere = state.withLock { state -> Bool in
-            guard state.viewers[id] != nil else { return false }
-            state.viewers[id]?.sender = sender
-            return true
-        }
-        guard stillThere else {
-            sender.finish()
-            return
-        }
-        fanout.add(sender, id: id)
+        transport.attach(to: pipeline)
+        guard state.withLock({ $0.viewers[id] != nil }) else { return }
+        fanout.add(transport, id: id)
         pipeline.requestKeyFrame(reason: .pictureLossIndication)
         logger.info("viewer connected", metadata: ["viewer": "\(id)"])
     }
 
-    /// Ends a viewer: its sender leaves the fan-out (RTCP BYE) and its transport closes.
+    /// Ends a viewer: its transport leaves the fan-out and closes (RTCP BYE, DTLS close_notify).
     public func end(viewerID: String) async -> Bool {
         await end(viewerID: viewerID, failed: false)
     }
@@ -184,8 +162,7 @@ public final class PreviewSession: WHEPSessionHandler {
             })
         else { return false }
         _ = fanout.remove(id: viewerID)
-        viewer.sender?.finish()
-        viewer.transport.close()
+        await viewer.transport.closed()
         return true
     }
 
@@ -204,7 +181,7 @@ public final class PreviewSession: WHEPSessionHandler {
     /// The figures the page polls: the capture's, the viewers', the bit rate and the best RTT.
     public func figures() async -> PreviewFigures {
         var figures = figuresBase.withLock { $0 }
-        let senders = fanout.all.values.map(\.statistics)
+        let senders = fanout.all.values.compactMap(\.mediaStatistics)
         figures.viewers = senders.count
         figures.bitrateKbps = Double(pipeline.statistics.currentTargetKbps)
         figures.rttMs = senders.compactMap(\.roundTripTimeMs).min()

@@ -40,8 +40,11 @@ extension WHIPPublisher {
         let (stun, turn) = await Self.onOwnThread { [self] in
             (stunServers(from: linkServers), turnServers(from: linkServers))
         }
-        let (added, events) = transport.addICEServers(stun: stun, turn: turn)
-        if added > 0 { logger.info("gathering from the endpoint's ICE servers", metadata: ["servers": "\(added)"]) }
+        let events = transport.addICEServers(stun: stun, turn: turn)
+        if !stun.isEmpty || !turn.isEmpty {
+            logger.info(
+                "gathering from the endpoint's ICE servers", metadata: ["servers": "\(stun.count + turn.count)"])
+        }
         var trickled = Set(offered.map(\.sdpAttributeValue))
         let mid = whip.answer.mid ?? "0"
         func fragment(_ candidates: [ICECandidate], end: Bool = false) -> TrickleFragment {

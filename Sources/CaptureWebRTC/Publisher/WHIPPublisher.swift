@@ -31,7 +31,6 @@ public final class WHIPPublisher: Sendable {
     struct Session {
         let transport: WebRTCTransport
         let whip: WHIPSession
-        let sender: VideoSender
         let pipeline: SendPipeline
     }
 
@@ -49,7 +48,6 @@ public final class WHIPPublisher: Sendable {
         var connectedAfterNs: UInt64?
         /// The last transport, kept for statistics after stop.
         var transport: WebRTCTransport?
-        var sender: VideoSender?
         var pipeline: SendPipeline?
         /// Trickling the `Link` servers' candidates, until gathering is over or the session ends.
         var trickleTask: Task<Void, Never>?
@@ -97,7 +95,7 @@ public final class WHIPPublisher: Sendable {
         }
         let candidates = await transport.gatheredCandidates(timeout: configuration.gatheringTimeout)
         guard !candidates.isEmpty else {
-            transport.close()
+            await transport.closed()
             state.withLock { $0.phase = .stopped }
             let reasons = transport.turnAllocations.compactMap { $0.lastError.map { "\($0)" } }
             throw .transport(
@@ -132,7 +130,7 @@ public final class WHIPPublisher: Sendable {
         do {
             whip = try await client.publish(offer: offer)
         } catch {
-            transport.close()
+            await transport.closed()
             state.withLock { $0.phase = .stopped }
             throw .whip(error)
         }
@@ -145,18 +143,6 @@ public final class WHIPPublisher: Sendable {
             await abandon(whip, transport)
             throw error
         }
-        transport.start(remote: remote)
-        let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
-        state.withLock { $0.trickleTask = trickle }
-        let keys: DTLSSRTPKeys
-        do {
-            keys = try await transport.connected(timeout: configuration.connectTimeout)
-        } catch {
-            await abandon(whip, transport)
-            throw .transport(error)
-        }
-        state.withLock { $0.connectedAfterNs = MonotonicClock.nowNs() &- startNs }
-
         let orientationID = answer.extensionIDs[Self.videoOrientationURI]
         let packetizer = RTPPacketizerConfiguration(
             maxPacketSize: configuration.maxPacketSize, payloadType: answer.payloadType, ssrc: ssrc,
@@ -166,34 +152,42 @@ public final class WHIPPublisher: Sendable {
         let retransmission: RetransmissionConfiguration? =
             configuration.retransmission && answersNACK
             ? RetransmissionConfiguration(rtxPayloadType: answer.rtxPayloadType, rtxSSRC: rtxSSRC) : nil
-        let sender: VideoSender
+        let media = ConnectionMedia(
+            sender: VideoSenderConfiguration(
+                remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
+                retransmission: retransmission, firstTransmissionLoss: configuration.firstTransmissionLoss,
+                lossBasedRateControl: true, metricsDeviceID: configuration.metricsDeviceID),
+            minBitrateKbps: configuration.minBitrateKbps, maxBitrateKbps: configuration.maxBitrateKbps,
+            startBitrateKbps: configuration.encoder.targetBitrateKbps)
+        transport.start(remote: remote, media: media)
+        let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
+        state.withLock { $0.trickleTask = trickle }
+        do {
+            _ = try await transport.connected(timeout: configuration.connectTimeout)
+        } catch {
+            await abandon(whip, transport)
+            throw .transport(error)
+        }
+        state.withLock { $0.connectedAfterNs = MonotonicClock.nowNs() &- startNs }
+
         let pipeline: SendPipeline
         do {
-            sender = try VideoSender(
-                configuration: VideoSenderConfiguration(
-                    remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
-                    srtp: keys.local, remoteSRTP: keys.remote, retransmission: retransmission,
-                    firstTransmissionLoss: configuration.firstTransmissionLoss, lossBasedRateControl: true,
-                    metricsDeviceID: configuration.metricsDeviceID),
-                transport: transport, logger: logger)
             // Without the orientation extension the frame is rotated upright before encoding, so that the far end
             // shows it right whatever it understands.
             pipeline = try SendPipeline(
                 configuration: SendPipelineConfiguration(
                     encoder: configuration.encoder, minBitrateKbps: configuration.minBitrateKbps,
                     maxBitrateKbps: configuration.maxBitrateKbps, rotatePixels: orientationID == nil),
-                sinks: [sender], logger: logger)
+                sinks: [transport], logger: logger)
         } catch {
             await abandon(whip, transport)
             throw .pipeline("\(error)")
         }
-        transport.deliverRTCP(to: sender)
-        sender.attach(to: pipeline)
-        let session = Session(transport: transport, whip: whip, sender: sender, pipeline: pipeline)
+        transport.attach(to: pipeline)
+        let session = Session(transport: transport, whip: whip, pipeline: pipeline)
         let stillWanted = state.withLock { state -> Bool in
             guard case .connecting = state.phase else { return false }
             state.phase = .publishing(session)
-            state.sender = sender
             state.pipeline = pipeline
             return true
         }
@@ -216,7 +210,7 @@ public final class WHIPPublisher: Sendable {
         case .publishing(let session): await end(session)
         case .connecting(let transport):
             stopTrickling()
-            transport?.close()
+            await transport?.closed()
         case .idle, .stopped: break
         }
     }
@@ -229,14 +223,14 @@ public final class WHIPPublisher: Sendable {
     /// Everything measured so far.
     public var statistics: WHIPPublisherStatistics {
         let snapshot = state.withLock {
-            ($0.transport, $0.sender, $0.pipeline, $0.answeredAfterNs, $0.connectedAfterNs)
+            ($0.transport, $0.pipeline, $0.answeredAfterNs, $0.connectedAfterNs)
         }
         let transport = snapshot.0
         return WHIPPublisherStatistics(
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
-            sender: snapshot.1?.statistics, pipeline: snapshot.2?.statistics, answeredAfterNs: snapshot.3,
-            connectedAfterNs: snapshot.4, turn: transport?.turnAllocations ?? [],
+            sender: transport?.mediaStatistics, pipeline: snapshot.1?.statistics, answeredAfterNs: snapshot.2,
+            connectedAfterNs: snapshot.3, turn: transport?.turnAllocations ?? [],
             trickle: state.withLock { $0.trickle })
     }
 
@@ -305,7 +299,7 @@ public final class WHIPPublisher: Sendable {
     /// After the endpoint created a resource, a failure ends it: DELETE (errors logged), then close.
     private func abandon(_ whip: WHIPSession, _ transport: WebRTCTransport) async {
         stopTrickling()
-        transport.close()
+        await transport.closed()
         do {
             try await client.delete(whip)
         } catch {
@@ -317,13 +311,13 @@ public final class WHIPPublisher: Sendable {
     private func end(_ session: Session) async {
         stopTrickling()
         session.pipeline.stop()
-        session.sender.finish()
+        // The last sender report with BYE, DTLS close_notify and the TURN allocations released, before the DELETE.
+        await session.transport.closed()
         do {
             try await client.delete(session.whip)
         } catch {
             logger.warning("DELETE of the WHIP resource failed", metadata: ["error": "\(error)"])
         }
-        session.transport.close()
     }
 
     /// Cancels the trickle (no PATCH after the DELETE, unless one is already under way).
