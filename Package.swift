@@ -189,6 +189,7 @@ let package = Package(
             name: "CaptureWebRTCTests",
             dependencies: [
                 "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport",
+                "CaptureNetworkSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
