@@ -132,7 +132,7 @@ let package = Package(
             name: "capture-bench",
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
-                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                "CaptureWebRTC", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
 

@@ -9,6 +9,8 @@
 //                     [--streams N] [--warmup 10] [--ivf out.ivf]
 //   capture-bench send --size 640x480 [--frames 1000] [--warmup 100] [--kbps 1000] [--srtp yes] [--paced yes]
 //                     [--scope all|sender]
+//   capture-bench idle [--pairs N] [--seconds S]   (idle WebRTC connections: threads, wake-ups, CPU)
+//   capture-bench connection [--frames N] [--warmup W] [--bytes B]   (the connection's send path: allocations)
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -29,6 +31,8 @@ do {
     case "capture": try await CaptureBench(options).run()
     case "pipeline": try await PipelineBench(options).run()
     case "send": try await SendBench(options).run()
+    case "idle": try await IdleBench(options).run()
+    case "connection": try ConnectionBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)
