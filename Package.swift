@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
         .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
+        .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
@@ -79,22 +80,29 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP, UDP transport. SRTP: the sender protects
-        // with our own transform on OpenSSL's libcrypto (CSSL: AES-CTR, AES-GCM, SHA-1; no allocation per packet),
-        // the receiver unprotects with libsrtp2 (CSRTP).
+        // Net: UDP sockets, socket addresses, name resolution (getaddrinfo) and the interfaces' addresses; no protocol
+        // above UDP. CaptureCore for `Locked` (the socket's lock: a pthread mutex ThreadSanitizer sees); SystemPackage:
+        // socket failures carry an Errno.
+        .target(
+            name: "CaptureNet",
+            dependencies: ["CaptureCore", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP; no sockets (CaptureNet). SRTP: the sender
+        // protects with our own transform on OpenSSL's libcrypto (CSSL: AES-CTR, AES-GCM, SHA-1; no allocation per
+        // packet), the receiver unprotects with libsrtp2 (CSRTP).
         .target(
             name: "CaptureRTP",
             dependencies: [
                 "CaptureCore", "CSRTP", "CSSL",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The call pipeline: capturer → adapter → encoder thread → RTP sender; RTP receiver → VP8 decoder.
+        // The call pipeline: capturer → adapter → encoder thread → RTP sender; RTP receiver → VP8 decoder. CaptureNet:
+        // the plain-RTP sender and receiver own their UDP sockets.
         .target(
             name: "CaptureCall",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP",
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureNet", "CaptureRTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 // Errno for the encoder thread's pthread_create failure (CaptureError carries it).
@@ -106,7 +114,7 @@ let package = Package(
         .target(
             name: "CaptureWebRTC",
             dependencies: [
-                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CSSL", "CZlib",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureVP8", "CaptureCall", "CSSL", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,8 +126,8 @@ let package = Package(
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
-                "CaptureWebRTC", "CZlib",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
+                "CaptureCall", "CaptureWebRTC", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -129,8 +137,8 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
-                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
+                "CaptureCall", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
 
@@ -168,22 +176,28 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with.
         .testTarget(
-            name: "CaptureRTPTests", dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
+            name: "CaptureNetTests",
+            dependencies: ["CaptureNet", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with. CaptureNet: the
+        // interop suites send and receive on our UDP sockets.
+        .testTarget(
+            name: "CaptureRTPTests",
+            dependencies: ["CaptureCore", "CaptureNet", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
         ),
         .testTarget(
             name: "CaptureCallTests",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CaptureCall", "CaptureTestSupport",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureNet", "CaptureRTP", "CaptureCall",
+                "CaptureTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
             name: "CaptureWebRTCTests",
             dependencies: [
-                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC",
+                "CaptureTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -1,4 +1,4 @@
-import CaptureRTP
+import CaptureNet
 @testable import CaptureWebRTC
 import Foundation
 import Testing

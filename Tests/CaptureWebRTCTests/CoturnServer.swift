@@ -1,4 +1,4 @@
-import CaptureRTP
+import CaptureNet
 import CaptureTestSupport
 import CaptureWebRTC
 import Foundation

@@ -1,3 +1,4 @@
+import CaptureNet
 import CaptureRTP
 import CaptureTestSupport
 import CaptureWebRTC

@@ -1,4 +1,4 @@
-import CaptureRTP
+import CaptureNet
 import CaptureWebRTC
 import Testing
 

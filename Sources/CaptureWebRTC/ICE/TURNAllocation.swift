@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// A sans-IO TURN client allocation (RFC 8656, UDP to the server, UDP relayed): one relayed transport address on one
 /// server, with the permissions and channels that let peers reach it.

@@ -1,6 +1,7 @@
 public import CaptureCall
 public import CaptureCore
-public import CaptureRTP
+public import CaptureNet
+internal import CaptureRTP
 public import CaptureVP8
 import Foundation
 public import Logging

@@ -1,5 +1,5 @@
 public import CaptureCall
-public import CaptureRTP
+public import CaptureNet
 public import CaptureVP8
 import Foundation
 

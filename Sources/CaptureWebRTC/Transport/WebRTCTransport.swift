@@ -1,5 +1,6 @@
 public import CaptureCall
-public import CaptureRTP
+public import CaptureNet
+internal import CaptureRTP
 internal import CaptureCore
 import Foundation
 public import Logging
