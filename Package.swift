@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
         .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
+        .library(name: "CaptureICE", targets: ["CaptureICE"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
@@ -109,12 +110,16 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // WebRTC: ICE (STUN checks, controlling agent), DTLS-SRTP (OpenSSL), one UDP 5-tuple demultiplexed by
-        // RFC 7983, WHIP publishing; built on the call layer's pipeline, RTP and SRTP.
+        // ICE: STUN messages (RFC 8489), the sans-IO ICE agent (RFC 8445, consent RFC 7675) and TURN client (RFC 8656).
+        // No call layer, NIO or Foundation. CaptureNet: SocketAddress (candidates, XOR-MAPPED-ADDRESS, the servers);
+        // CSSL: HMAC-SHA1 and MD5 for MESSAGE-INTEGRITY and the long-term key; CZlib: CRC-32 for FINGERPRINT.
+        .target(name: "CaptureICE", dependencies: ["CaptureNet", "CSSL", "CZlib"]),
+        // WebRTC: DTLS-SRTP (OpenSSL), one UDP 5-tuple demultiplexed by RFC 7983 and driven by CaptureICE's agent, WHIP
+        // publishing, the WHEP preview server; built on the call layer's pipeline, RTP and SRTP.
         .target(
             name: "CaptureWebRTC",
             dependencies: [
-                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureVP8", "CaptureCall", "CSSL", "CZlib",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureVP8", "CaptureCall", "CSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -127,7 +132,7 @@ let package = Package(
             name: "capturer-probe",
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureCall", "CaptureWebRTC", "CZlib",
+                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -193,10 +198,12 @@ let package = Package(
                 "CaptureTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
+        // The STUN, ICE and TURN suites: messages, candidates, and the sans-IO agent and TURN client on a virtual network.
+        .testTarget(name: "CaptureICETests", dependencies: ["CaptureNet", "CaptureICE"]),
         .testTarget(
             name: "CaptureWebRTCTests",
             dependencies: [
-                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureVP8", "CaptureCall", "CaptureWebRTC",
                 "CaptureTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

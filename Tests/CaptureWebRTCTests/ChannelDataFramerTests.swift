@@ -1,3 +1,4 @@
+import CaptureICE
 import CaptureNet
 @testable import CaptureWebRTC
 import Foundation

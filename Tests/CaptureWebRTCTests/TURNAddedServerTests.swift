@@ -1,3 +1,4 @@
+import CaptureICE
 import CaptureRTP
 import CaptureWebRTC
 import Foundation

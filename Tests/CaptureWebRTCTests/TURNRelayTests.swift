@@ -1,5 +1,6 @@
 import CaptureCall
 import CaptureCore
+import CaptureICE
 import CaptureNet
 import CaptureTestSupport
 import CaptureVP8

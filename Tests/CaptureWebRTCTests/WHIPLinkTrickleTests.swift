@@ -1,3 +1,4 @@
+import CaptureICE
 import CaptureNet
 import CaptureRTP
 import CaptureWebRTC

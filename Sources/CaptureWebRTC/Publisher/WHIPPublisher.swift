@@ -1,5 +1,6 @@
 public import CaptureCall
 internal import CaptureCore
+internal import CaptureICE
 internal import CaptureNet
 internal import CaptureRTP
 internal import CaptureVP8

@@ -1,4 +1,5 @@
 public import CaptureCall
+public import CaptureICE
 public import CaptureNet
 public import CaptureVP8
 import Foundation

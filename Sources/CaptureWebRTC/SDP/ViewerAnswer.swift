@@ -1,3 +1,4 @@
+internal import CaptureICE
 import CaptureRTP
 
 /// The preview's answer to a ``ViewerOffer``: a send-only VP8 section built like the publisher's offer

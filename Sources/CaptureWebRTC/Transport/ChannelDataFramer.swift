@@ -1,4 +1,5 @@
 internal import CaptureCore
+internal import CaptureICE
 internal import CaptureNet
 
 /// Frames media as TURN ChannelData (RFC 8656 §12.4) into one buffer reused for every packet, and sends it to the

@@ -1,4 +1,5 @@
 public import CaptureCall
+public import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
 internal import CaptureCore

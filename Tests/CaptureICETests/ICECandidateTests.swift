@@ -1,5 +1,5 @@
+import CaptureICE
 import CaptureNet
-import CaptureWebRTC
 import Testing
 
 @Suite struct ICECandidateTests {

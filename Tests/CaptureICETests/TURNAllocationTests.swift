@@ -1,5 +1,5 @@
+import CaptureICE
 import CaptureNet
-import CaptureWebRTC
 import Testing
 
 /// The sans-IO TURN allocation against a scripted server: the long-term credential challenge, stale nonces, refresh,

@@ -314,7 +314,7 @@ public final class TURNAllocation {
 
     /// The channel number a ChannelData header starts with, whatever length it declares; `nil` when the bytes are
     /// shorter than a header.
-    static func channelNumber(_ datagram: UnsafeRawBufferPointer) -> UInt16? {
+    package static func channelNumber(_ datagram: UnsafeRawBufferPointer) -> UInt16? {
         guard datagram.count >= 4 else { return nil }
         return UInt16(datagram[0]) << 8 | UInt16(datagram[1])
     }
