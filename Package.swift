@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
         .library(name: "CaptureICE", targets: ["CaptureICE"]),
+        .library(name: "CaptureDTLS", targets: ["CaptureDTLS"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
@@ -114,12 +115,16 @@ let package = Package(
         // No call layer, NIO or Foundation. CaptureNet: SocketAddress (candidates, XOR-MAPPED-ADDRESS, the servers);
         // CSSL: HMAC-SHA1 and MD5 for MESSAGE-INTEGRITY and the long-term key; CZlib: CRC-32 for FINGERPRINT.
         .target(name: "CaptureICE", dependencies: ["CaptureNet", "CSSL", "CZlib"]),
-        // WebRTC: DTLS-SRTP (OpenSSL), one UDP 5-tuple demultiplexed by RFC 7983 and driven by CaptureICE's agent, WHIP
-        // publishing, the WHEP preview server; built on the call layer's pipeline, RTP and SRTP.
+        // DTLS: a sans-IO DTLS 1.2 endpoint for DTLS-SRTP (RFC 5763, RFC 5764) on OpenSSL's memory BIOs, certificates
+        // and their fingerprints. No call layer, NIO or Foundation. CSSL: OpenSSL; CaptureRTP: only for the SRTP key
+        // types the handshake exports (SRTPProfile, SRTPKeyingMaterial).
+        .target(name: "CaptureDTLS", dependencies: ["CaptureRTP", "CSSL"]),
+        // WebRTC: one UDP 5-tuple demultiplexed by RFC 7983 that drives CaptureICE's agent and CaptureDTLS's endpoint,
+        // WHIP publishing, the WHEP preview server; built on the call layer's pipeline, RTP and SRTP.
         .target(
             name: "CaptureWebRTC",
             dependencies: [
-                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureVP8", "CaptureCall", "CSSL",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -200,11 +205,16 @@ let package = Package(
         ),
         // The STUN, ICE and TURN suites: messages, candidates, and the sans-IO agent and TURN client on a virtual network.
         .testTarget(name: "CaptureICETests", dependencies: ["CaptureNet", "CaptureICE"]),
+        // The DTLS suites: two endpoints in memory, and against openssl s_client and s_server on loopback sockets.
+        .testTarget(
+            name: "CaptureDTLSTests",
+            dependencies: ["CaptureNet", "CaptureRTP", "CaptureDTLS", "CaptureTestSupport"]
+        ),
         .testTarget(
             name: "CaptureWebRTCTests",
             dependencies: [
-                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureVP8", "CaptureCall", "CaptureWebRTC",
-                "CaptureTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
+                "CaptureWebRTC", "CaptureTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

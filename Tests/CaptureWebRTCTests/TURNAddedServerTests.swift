@@ -1,3 +1,4 @@
+import CaptureDTLS
 import CaptureICE
 import CaptureRTP
 import CaptureWebRTC

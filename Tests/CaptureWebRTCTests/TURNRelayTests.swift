@@ -1,5 +1,6 @@
 import CaptureCall
 import CaptureCore
+import CaptureDTLS
 import CaptureICE
 import CaptureNet
 import CaptureTestSupport

@@ -1,5 +1,6 @@
 public import CaptureCall
 public import CaptureCore
+internal import CaptureDTLS
 internal import CaptureICE
 public import CaptureNet
 internal import CaptureRTP

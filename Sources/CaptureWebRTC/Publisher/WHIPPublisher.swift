@@ -1,5 +1,6 @@
 public import CaptureCall
 internal import CaptureCore
+internal import CaptureDTLS
 internal import CaptureICE
 internal import CaptureNet
 internal import CaptureRTP

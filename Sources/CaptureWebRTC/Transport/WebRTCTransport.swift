@@ -1,4 +1,5 @@
 public import CaptureCall
+public import CaptureDTLS
 public import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
