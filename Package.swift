@@ -8,7 +8,10 @@ let package = Package(
         .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
         .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
+        .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
+        .library(name: "CaptureICE", targets: ["CaptureICE"]),
+        .library(name: "CaptureDTLS", targets: ["CaptureDTLS"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
@@ -81,34 +84,50 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP, UDP transport. SRTP: the sender protects
-        // with our own transform on OpenSSL's libcrypto (CSSL: AES-CTR, AES-GCM, SHA-1; no allocation per packet),
-        // the receiver unprotects with libsrtp2 (CSRTP).
+        // Net: UDP sockets, socket addresses, name resolution (getaddrinfo) and the interfaces' addresses, and the
+        // driver's wait (ppoll) and wake-up (a self-pipe); no protocol above UDP. CaptureCore for `Locked` (the socket's
+        // lock: a pthread mutex ThreadSanitizer sees); SystemPackage: socket failures carry an Errno; CLinuxIO: ppoll
+        // and pipe2, which Glibc's module does not export.
+        .target(
+            name: "CaptureNet",
+            dependencies: ["CaptureCore", "CLinuxIO", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // The call layer's wire formats: RTP/VP8 payload, RTCP, SDP, SRTP; no sockets (CaptureNet). SRTP: the sender
+        // protects with our own transform on OpenSSL's libcrypto (CSSL: AES-CTR, AES-GCM, SHA-1; no allocation per
+        // packet), the receiver unprotects with libsrtp2 (CSRTP).
         .target(
             name: "CaptureRTP",
             dependencies: [
-                "CaptureCore", "CSRTP", "CSSL", "CLinuxIO",
+                "CaptureCore", "CSRTP", "CSSL",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The call pipeline: capturer → adapter → encoder thread → RTP sender; RTP receiver → VP8 decoder.
+        // The call pipeline: capturer → adapter → encoder thread → RTP sender; RTP receiver → VP8 decoder. CaptureNet:
+        // the plain-RTP sender and receiver own their UDP sockets.
         .target(
             name: "CaptureCall",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP",
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureNet", "CaptureRTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 // Errno for the encoder thread's pthread_create failure (CaptureError carries it).
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // WebRTC: ICE (STUN checks, controlling agent), DTLS-SRTP (OpenSSL), one UDP 5-tuple demultiplexed by
-        // RFC 7983, WHIP publishing; built on the call layer's pipeline, RTP and SRTP.
+        // ICE: STUN messages (RFC 8489), the sans-IO ICE agent (RFC 8445, consent RFC 7675) and TURN client (RFC 8656).
+        // No call layer, NIO or Foundation. CaptureNet: SocketAddress (candidates, XOR-MAPPED-ADDRESS, the servers);
+        // CSSL: HMAC-SHA1 and MD5 for MESSAGE-INTEGRITY and the long-term key; CZlib: CRC-32 for FINGERPRINT.
+        .target(name: "CaptureICE", dependencies: ["CaptureNet", "CSSL", "CZlib"]),
+        // DTLS: a sans-IO DTLS 1.2 endpoint for DTLS-SRTP (RFC 5763, RFC 5764) on OpenSSL's memory BIOs, certificates
+        // and their fingerprints. No call layer, NIO or Foundation. CSSL: OpenSSL; CaptureRTP: only for the SRTP key
+        // types the handshake exports (SRTPProfile, SRTPKeyingMaterial).
+        .target(name: "CaptureDTLS", dependencies: ["CaptureRTP", "CSSL"]),
+        // WebRTC: one UDP 5-tuple demultiplexed by RFC 7983 that drives CaptureICE's agent and CaptureDTLS's endpoint,
+        // WHIP publishing, the WHEP preview server; built on the call layer's pipeline, RTP and SRTP.
         .target(
             name: "CaptureWebRTC",
             dependencies: [
-                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CSSL", "CZlib",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -120,8 +139,8 @@ let package = Package(
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
-                "CaptureWebRTC", "CZlib",
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
+                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -131,8 +150,9 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureRTP", "CaptureCall",
-                "CaptureWebRTC", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
+                "CaptureCall", "CaptureICE", "CaptureDTLS", "CaptureWebRTC",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
 
@@ -170,16 +190,29 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with.
         .testTarget(
-            name: "CaptureRTPTests", dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
+            name: "CaptureNetTests",
+            dependencies: ["CaptureNet", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with. CaptureNet: the
+        // interop suites send and receive on our UDP sockets.
+        .testTarget(
+            name: "CaptureRTPTests",
+            dependencies: ["CaptureCore", "CaptureNet", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
         ),
         .testTarget(
             name: "CaptureCallTests",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CaptureCall", "CaptureTestSupport",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureNet", "CaptureRTP", "CaptureCall",
+                "CaptureTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
+        ),
+        // The STUN, ICE and TURN suites: messages, candidates, and the sans-IO agent and TURN client on a virtual network.
+        .testTarget(name: "CaptureICETests", dependencies: ["CaptureNet", "CaptureICE"]),
+        // The DTLS suites: two endpoints in memory, and against openssl s_client and s_server on loopback sockets.
+        .testTarget(
+            name: "CaptureDTLSTests",
+            dependencies: ["CaptureNet", "CaptureRTP", "CaptureDTLS", "CaptureTestSupport"]
         ),
         // A seeded, virtual-time network (delay, jitter, loss, reordering, a rate-limited queue on a schedule) and the
         // loop that runs whole peers through it: the whole-connection tests, and the congestion-control bench to come.
@@ -188,8 +221,8 @@ let package = Package(
         .testTarget(
             name: "CaptureWebRTCTests",
             dependencies: [
-                "CaptureCore", "CaptureRTP", "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CaptureTestSupport",
-                "CaptureNetworkSimulator",
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
+                "CaptureWebRTC", "CaptureTestSupport", "CaptureNetworkSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

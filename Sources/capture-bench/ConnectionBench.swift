@@ -1,6 +1,9 @@
 import CaptureCall
 import CaptureCore
 import CaptureRTP
+import CaptureNet
+import CaptureDTLS
+import CaptureICE
 import CaptureVP8
 import CaptureWebRTC
 import MallocInterposerSwift

@@ -1,6 +1,9 @@
 import CaptureCall
 import CaptureCore
 import CaptureRTP
+import CaptureNet
+import CaptureDTLS
+import CaptureICE
 import CaptureWebRTC
 
 /// Two of our connections over loopback, connected, the controlling one with a video stream configured (so that

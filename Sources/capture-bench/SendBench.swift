@@ -1,5 +1,6 @@
 import CaptureCall
 import CaptureCore
+import CaptureNet
 import CaptureRTP
 import CaptureVP8
 import Foundation

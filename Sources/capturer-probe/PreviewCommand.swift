@@ -1,7 +1,7 @@
 import ArgumentParser
 import CaptureCall
 import CaptureCore
-import CaptureRTP
+import CaptureNet
 import CaptureVP8
 import CaptureWebRTC
 import Foundation

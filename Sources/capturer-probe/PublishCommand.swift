@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaptureCall
 import CaptureCore
+import CaptureICE
 import CaptureRTP
 import CaptureVP8
 import CaptureWebRTC

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaptureCall
 import CaptureCore
+import CaptureNet
 import CaptureRTP
 import Foundation
 

@@ -1,6 +1,6 @@
 import CaptureCall
 import CaptureCore
-import CaptureRTP
+import CaptureNet
 import CaptureTestSupport
 import CaptureVP8
 import Foundation

@@ -2,6 +2,7 @@ import CaptureTestSupport
 import Foundation
 import Testing
 
+import CaptureNet
 @testable import CaptureRTP
 
 /// GStreamer's `rtpvp8pay` as an independent sender: its packets go through our UDP socket into our assembler.

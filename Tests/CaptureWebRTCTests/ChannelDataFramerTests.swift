@@ -1,4 +1,5 @@
-import CaptureRTP
+import CaptureICE
+import CaptureNet
 @testable import CaptureWebRTC
 import Foundation
 import Testing

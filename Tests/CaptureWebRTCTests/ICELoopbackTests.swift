@@ -1,4 +1,5 @@
-import CaptureRTP
+import CaptureICE
+import CaptureNet
 import CaptureWebRTC
 import Testing
 

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureNet
 import CaptureTestSupport
 import Foundation
 import NIOCore
@@ -15,7 +16,7 @@ struct PreviewPageTests {
     @Test func offersARecvonlyVideoTransceiver() async throws {
         let handler = FakeWHEPHandler()
         let server = PreviewServer(handler: handler, logger: previewTestLogger)
-        let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
+        let port = try await server.start(bind: "127.0.0.1", port: 0).port
         let report: HeadlessChromium.PreviewReport
         do {
             report = try await HeadlessChromium.run(page: { "http://127.0.0.1:\(port)/?report=\($0)/result" })

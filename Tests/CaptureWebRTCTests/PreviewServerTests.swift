@@ -1,3 +1,4 @@
+import CaptureNet
 import CaptureTestSupport
 import Foundation
 import NIOCore
@@ -49,8 +50,7 @@ struct PreviewServerTests {
     @Test func servesThePageAndWHEPOverHTTP() async throws {
         let handler = FakeWHEPHandler()
         let server = PreviewServer(handler: handler, logger: previewTestLogger)
-        let address = try await server.start(bind: "127.0.0.1", port: 0)
-        let port = try #require(address.port)
+        let port = try await server.start(bind: "127.0.0.1", port: 0).port
         let base = "http://127.0.0.1:\(port)"
         let sdp = "Content-Type: application/sdp"
 
@@ -122,7 +122,7 @@ struct PreviewServerTests {
     @Test func servesSeveralViewersAtOnce() async throws {
         let handler = FakeWHEPHandler()
         let server = PreviewServer(handler: handler, logger: previewTestLogger)
-        let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
+        let port = try await server.start(bind: "127.0.0.1", port: 0).port
         let url = "http://127.0.0.1:\(port)/whep"
         let locations = try await withThrowingTaskGroup(of: String?.self) { group in
             for _ in 0..<4 {
@@ -143,7 +143,7 @@ struct PreviewServerTests {
 
     @Test func stopFreesThePort() async throws {
         let first = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
-        let port = try #require(try await first.start(bind: "127.0.0.1", port: 0).port)
+        let port = Int(try await first.start(bind: "127.0.0.1", port: 0).port)
         #expect(try await Self.curl("GET", "http://127.0.0.1:\(port)/figures").status == 200)
         await first.stop()
         await first.stop()
@@ -151,7 +151,7 @@ struct PreviewServerTests {
         // In a parallel run another test's socket can take the freed number for a moment (a dry run met
         // EADDRINUSE once): a few tries apart, the port is ours again only if stop() really released it.
         let second = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
-        var bound: SocketAddress?
+        var bound: CaptureNet.SocketAddress?
         for attempt in 1...20 {
             do {
                 bound = try await second.start(bind: "127.0.0.1", port: port)
@@ -161,7 +161,7 @@ struct PreviewServerTests {
             }
         }
         let again = try #require(bound)
-        #expect(again.port == port)
+        #expect(Int(again.port) == port)
         #expect(try await Self.curl("GET", "http://127.0.0.1:\(port)/figures").status == 200)
         await second.stop()
     }
@@ -173,7 +173,8 @@ struct PreviewServerTests {
         // One connection idle after a complete request, one in the middle of a request's head.
         var channels: [Channel] = []
         for bytes in ["GET /figures HTTP/1.1\r\nHost: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\n"] {
-            let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
+            let channel = try await ClientBootstrap(group: clients).connect(host: address.host, port: Int(address.port))
+                .get()
             try await channel.writeAndFlush(ByteBuffer(string: bytes))
             channels.append(channel)
         }
@@ -195,7 +196,8 @@ struct PreviewServerTests {
             handler: FakeWHEPHandler(), idleTimeout: .milliseconds(300), logger: previewTestLogger)
         let address = try await server.start(bind: "127.0.0.1", port: 0)
         let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
+        let channel = try await ClientBootstrap(group: clients).connect(host: address.host, port: Int(address.port))
+            .get()
         // Under load the server may close the idle connection before this write completes: that is the behaviour
         // under test, so a write failure is not one.
         try? await channel.writeAndFlush(ByteBuffer(string: "POST /whep HTTP/1.1\r\nHost: x\r\n"))
@@ -210,7 +212,7 @@ struct PreviewServerTests {
 
     @Test func keepsConnectionsAlive() async throws {
         let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
-        let port = try #require(try await server.start(bind: "127.0.0.1", port: 0).port)
+        let port = try await server.start(bind: "127.0.0.1", port: 0).port
         let figures = "http://127.0.0.1:\(port)/figures"
         // curl reuses one connection for the three requests (the 404 too).
         let result = try await ExternalProcess.run(
@@ -225,7 +227,8 @@ struct PreviewServerTests {
         let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
         let address = try await server.start(bind: "127.0.0.1", port: 0)
         let clients = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let channel = try await ClientBootstrap(group: clients).connect(to: address).get()
+        let channel = try await ClientBootstrap(group: clients).connect(host: address.host, port: Int(address.port))
+            .get()
         try await channel.writeAndFlush(ByteBuffer(string: "NOT\u{1} HTTP\r\n\r\n"))
         try await channel.closeFuture.get()
         // The connection's task counts the error after the 400 went out: give it a moment.

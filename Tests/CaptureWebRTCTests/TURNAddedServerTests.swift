@@ -1,3 +1,5 @@
+import CaptureDTLS
+import CaptureICE
 import CaptureRTP
 import CaptureWebRTC
 import Foundation

@@ -1,3 +1,5 @@
+import CaptureICE
+import CaptureNet
 import CaptureRTP
 import CaptureWebRTC
 import Foundation

@@ -1,6 +1,8 @@
 import CaptureCall
 import CaptureCore
-import CaptureRTP
+import CaptureDTLS
+import CaptureICE
+import CaptureNet
 import CaptureTestSupport
 import CaptureVP8
 import CaptureWebRTC

@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// Where a ``VideoSender`` sends when it does not own its sockets: a WebRTC transport, say, whose one UDP socket also
 /// carries ICE and DTLS and whose path ICE chose.

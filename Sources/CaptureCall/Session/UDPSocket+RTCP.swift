@@ -1,3 +1,4 @@
+internal import CaptureNet
 internal import CaptureRTP
 
 /// Serializes `packets` as one compound RTCP packet, protects it as SRTCP when `srtp` is given, and hands it to `send`.

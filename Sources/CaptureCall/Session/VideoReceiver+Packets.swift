@@ -1,4 +1,5 @@
 internal import CaptureCore
+internal import CaptureNet
 internal import CaptureRTP
 internal import CaptureVP8
 internal import Foundation

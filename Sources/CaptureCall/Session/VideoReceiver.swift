@@ -1,5 +1,6 @@
 public import CaptureCore
-public import CaptureRTP
+public import CaptureNet
+internal import CaptureRTP
 internal import CaptureVP8
 internal import Foundation
 public import Logging

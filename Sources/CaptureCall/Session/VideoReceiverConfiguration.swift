@@ -1,3 +1,4 @@
+public import CaptureNet
 public import CaptureRTP
 
 /// How a ``VideoReceiver`` receives: where it listens, how it reassembles, RTCP, SRTP, simulated loss and output.

@@ -1,4 +1,5 @@
-public import CaptureRTP
+public import CaptureNet
+internal import CaptureRTP
 public import CaptureVP8
 internal import CaptureCore
 public import CoreMetrics

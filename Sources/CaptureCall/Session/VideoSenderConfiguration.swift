@@ -1,3 +1,4 @@
+public import CaptureNet
 public import CaptureRTP
 
 /// How a ``VideoSender`` sends: where to, how packets are built, RTCP and SRTP.

@@ -1,3 +1,5 @@
+public import CaptureDTLS
+public import CaptureICE
 public import CaptureCall
 
 /// Something a ``WebRTCConnection`` reports through ``WebRTCConnection/pollEvent()``, oldest first.

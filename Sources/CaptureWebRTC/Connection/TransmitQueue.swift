@@ -1,4 +1,5 @@
-public import CaptureRTP
+public import CaptureNet
+internal import CaptureRTP
 
 /// One datagram a ``WebRTCConnection`` wants sent, from ``WebRTCConnection/pollTransmit()``.
 ///

@@ -1,7 +1,10 @@
+public import CaptureDTLS
+public import CaptureICE
+public import CaptureNet
 public import CaptureCall
 public import CaptureVP8
 internal import CaptureCore
-public import CaptureRTP
+internal import CaptureRTP
 public import Logging
 
 /// One WebRTC connection as a sans-IO state machine: ICE (with TURN), DTLS-SRTP, the RTP session of the video it
@@ -28,7 +31,7 @@ public import Logging
 ///
 /// ## Time
 /// Every input carries its instant; the connection never reads a clock. ``MediaClock`` relates those instants to
-/// the frames' capture clock and to NTP for sender reports. One exception is contained in ``DTLSEndpoint``: OpenSSL
+/// the frames' capture clock and to NTP for sender reports. One exception is contained in `DTLSEndpoint`: OpenSSL
 /// keeps its handshake retransmission timers on the real monotonic clock, so in virtual time a lost handshake flight
 /// is resent only once that much real time has passed (``nextTimeout`` still reports OpenSSL's deadline, and the
 /// handshake's 30 s limit runs on the given instants).
@@ -278,7 +281,7 @@ public final class WebRTCConnection {
     }
 
     /// Adds STUN and TURN servers after the start; returns how many are new (see
-    /// ``ICEAgent/add(stunServers:turnServers:)``). Their candidates come as ``ConnectionEvent/localCandidate(_:)``,
+    /// `ICEAgent/add(stunServers:turnServers:)`). Their candidates come as ``ConnectionEvent/localCandidate(_:)``,
     /// then ``ConnectionEvent/gatheringComplete``.
     public func addICEServers(stun: [SocketAddress], turn: [TURNServer], at now: ContinuousClock.Instant) -> Int {
         let nowNs = clock.nanoseconds(at: now)

@@ -1,3 +1,4 @@
+public import CaptureNet
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -25,7 +26,7 @@ public actor PreviewServer {
     public enum StartError: Error, Sendable, Hashable {
         /// The server was already started (or stopped: a server runs once).
         case alreadyStarted
-        /// The listening socket has no local address.
+        /// The listening socket has no local IP address and port.
         case noLocalAddress
     }
 
@@ -53,12 +54,12 @@ public actor PreviewServer {
 
     /// Starts listening like ``start(bind:port:)`` and returns the bound port number (the chosen one for port 0).
     public func listen(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> Int {
-        try await start(bind: host, port: port).port ?? port
+        Int(try await start(bind: host, port: port).port)
     }
 
     /// Binds `host` (127.0.0.1 by default: this machine only; an interface's address or `0.0.0.0` opens it to the
     /// LAN) and `port` (0 picks a free one) and starts serving; returns the bound address.
-    public func start(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> SocketAddress {
+    public func start(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> CaptureNet.SocketAddress {
         guard case .idle = state else { throw StartError.alreadyStarted }
         state = .starting
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -83,7 +84,7 @@ public actor PreviewServer {
             try? await group.shutdownGracefully()
             throw error
         }
-        guard let address = listener.channel.localAddress else {
+        guard let bound = listener.channel.localAddress, let address = Self.socketAddress(bound) else {
             state = .idle
             try? await listener.channel.close()
             try? await group.shutdownGracefully()
@@ -93,7 +94,7 @@ public actor PreviewServer {
         let logger = self.logger
         let serving = Task { await Self.serve(listener, router: router, logger: logger) }
         state = .running(group: group, listener: listener.channel, serving: serving)
-        logger.info("preview serving", metadata: ["address": "\(Self.describe(address))"])
+        logger.info("preview serving", metadata: ["address": "\(address)"])
         return address
     }
 
@@ -188,9 +189,16 @@ public actor PreviewServer {
         try await outbound.write(contentsOf: parts)
     }
 
-    private static func describe(_ address: SocketAddress) -> String {
+    private static func describe(_ address: NIOCore.SocketAddress) -> String {
         guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
         return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+
+    /// NIO's address of the listening socket as ours (`"\(ip):\(port)"`, `"[\(ip)]:\(port)"` when printed); `nil`
+    /// unless it is an IP address with a port.
+    private static func socketAddress(_ address: NIOCore.SocketAddress) -> CaptureNet.SocketAddress? {
+        guard let ip = address.ipAddress, let port = address.port, let port = UInt16(exactly: port) else { return nil }
+        return try? CaptureNet.SocketAddress(host: ip, port: port)
     }
 }
 

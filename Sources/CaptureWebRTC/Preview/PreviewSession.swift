@@ -1,6 +1,9 @@
 public import CaptureCall
 public import CaptureCore
-public import CaptureRTP
+internal import CaptureDTLS
+internal import CaptureICE
+public import CaptureNet
+internal import CaptureRTP
 public import CaptureVP8
 import Foundation
 public import Logging

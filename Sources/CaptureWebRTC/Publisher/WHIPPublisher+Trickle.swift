@@ -1,4 +1,5 @@
 internal import CaptureCore
+internal import CaptureICE
 internal import CaptureRTP
 import Foundation
 import Logging

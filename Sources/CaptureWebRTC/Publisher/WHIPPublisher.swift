@@ -1,5 +1,8 @@
 public import CaptureCall
 internal import CaptureCore
+internal import CaptureDTLS
+internal import CaptureICE
+internal import CaptureNet
 internal import CaptureRTP
 internal import CaptureVP8
 import Foundation
@@ -11,12 +14,12 @@ public import Logging
 ///
 /// ``start()`` gathers host candidates (and, from the STUN and TURN servers given, reflexive and relayed ones, waiting
 /// at most ``WHIPPublisherConfiguration/gatheringTimeout``), POSTs an offer that carries them (under
-/// ``ICETransportPolicy/relay`` only the relayed ones) without `a=end-of-candidates`, checks pairs as the controlling
+/// `ICETransportPolicy/relay` only the relayed ones) without `a=end-of-candidates`, checks pairs as the controlling
 /// agent (Janus never nominates), completes DTLS, and returns the ``SendPipeline`` to hand the capturer as its
 /// delegate. Meanwhile, without delaying any of that, the STUN and TURN servers the endpoint announced in the 201's
 /// `Link` headers (those the user did not give already) are gathered from, and what they give is trickled by PATCH,
 /// then `a=end-of-candidates` (see ``WHIPTrickleStatistics``; a resource that refuses PATCH is counted, not fatal).
-/// Policy ``ICETransportPolicy/relay`` needs a TURN server of the user's: the offer must carry a relayed candidate,
+/// Policy `ICETransportPolicy/relay` needs a TURN server of the user's: the offer must carry a relayed candidate,
 /// and the endpoint's servers are only known from its answer to that offer (RFC 9725 permits fetching them earlier
 /// with OPTIONS but does not recommend it, and this publisher does not).
 ///

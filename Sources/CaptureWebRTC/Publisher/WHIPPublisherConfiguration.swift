@@ -1,5 +1,6 @@
 public import CaptureCall
-public import CaptureRTP
+public import CaptureICE
+public import CaptureNet
 public import CaptureVP8
 import Foundation
 
@@ -12,7 +13,7 @@ public struct WHIPPublisherConfiguration: Sendable {
     /// STUN and TURN servers the user gave (`stun:host:port`, `turn:host:port` with a username and credential); the
     /// endpoint's `Link: rel="ice-server"` headers add more.
     public var iceServers: [ICEServer]
-    /// Which candidates are offered: ``ICETransportPolicy/relay`` offers only relayed ones (a TURN server is then
+    /// Which candidates are offered: `ICETransportPolicy/relay` offers only relayed ones (a TURN server is then
     /// required).
     public var iceTransportPolicy: ICETransportPolicy
     /// How long gathering from STUN and TURN servers may delay the offer.

@@ -1,4 +1,5 @@
 public import CaptureCall
+public import CaptureICE
 
 /// What a ``WHIPPublisher`` has done: its transport, ICE, sender and pipeline figures together.
 public struct WHIPPublisherStatistics: Sendable {

@@ -1,4 +1,4 @@
-import CaptureRTP
+internal import CaptureRTP
 
 /// One `a=rtpmap` of a media section: "<pt> <encoding>/<rate>[/<params>]".
 struct RTPMap: Hashable {

@@ -1,4 +1,4 @@
-import CaptureRTP
+public import CaptureRTP
 
 /// What a WHIP endpoint's SDP answer says about the video a publisher sends: the remote ICE credentials and
 /// candidates, the DTLS fingerprint and role, and what it accepted (payload types, RTCP feedback, header extensions).

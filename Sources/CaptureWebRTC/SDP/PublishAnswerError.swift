@@ -1,4 +1,4 @@
-import CaptureRTP
+public import CaptureRTP
 
 /// Why a WHIP answer cannot be used to publish: each case names what is missing or wrong.
 public enum PublishAnswerError: Error, Sendable, Hashable, CustomStringConvertible {

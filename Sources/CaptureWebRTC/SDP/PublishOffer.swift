@@ -1,4 +1,4 @@
-import CaptureRTP
+public import CaptureRTP
 
 /// The SDP offer a WHIP publisher POSTs (RFC 9725 §4.2): one sendonly VP8 video section over
 /// `UDP/TLS/RTP/SAVPF`, bundled, rtcp-mux only, with declared SSRCs (Janus drops RTP from SSRCs it cannot map) and,

@@ -1,4 +1,6 @@
-import CaptureRTP
+internal import CaptureDTLS
+internal import CaptureICE
+internal import CaptureRTP
 
 /// The preview's answer to a ``ViewerOffer``: a send-only VP8 section built like the publisher's offer
 /// (``PublishOffer``: declared SSRCs, RTX, the feedback we act on), then made an answer: our DTLS `setup`, only the

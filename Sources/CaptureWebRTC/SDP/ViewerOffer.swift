@@ -1,4 +1,4 @@
-import CaptureRTP
+internal import CaptureRTP
 
 /// A WHEP viewer's offer (a browser's `RTCPeerConnection` with a receive-only video transceiver), parsed for what the
 /// preview's answer needs: ICE credentials and candidates, the DTLS fingerprint and setup, the VP8 and RTX payload

@@ -1,5 +1,6 @@
 internal import CaptureCore
-internal import CaptureRTP
+internal import CaptureICE
+internal import CaptureNet
 
 /// Frames media as TURN ChannelData (RFC 8656 §12.4) into one buffer reused for every packet, and sends it to the
 /// TURN server: nothing is allocated per packet on the relayed media path.

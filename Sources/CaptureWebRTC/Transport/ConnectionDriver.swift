@@ -1,3 +1,6 @@
+internal import CaptureDTLS
+internal import CaptureICE
+internal import CaptureNet
 internal import CaptureCall
 internal import CaptureCore
 internal import CaptureRTP

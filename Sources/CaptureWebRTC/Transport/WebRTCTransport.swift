@@ -1,5 +1,8 @@
 public import CaptureCall
-public import CaptureRTP
+public import CaptureDTLS
+public import CaptureICE
+public import CaptureNet
+internal import CaptureRTP
 internal import CaptureCore
 public import CaptureVP8
 import Foundation
@@ -37,7 +40,7 @@ public final class WebRTCTransport: EncodedFrameSink {
         public var mtu: Int
         /// TURN servers to gather relayed candidates from.
         public var turnServers: [TURNServer]
-        /// Which candidates are offered and paired (``ICETransportPolicy/relay``: relayed ones only).
+        /// Which candidates are offered and paired (`ICETransportPolicy/relay`: relayed ones only).
         public var transportPolicy: ICETransportPolicy
 
         /// Creates a configuration.
@@ -148,9 +151,9 @@ public final class WebRTCTransport: EncodedFrameSink {
 
     /// Adds STUN and TURN servers after the start (the ones a WHIP endpoint announced with its answer); ICE goes on
     /// meanwhile. Gathering resumes for the servers not already in use (see
-    /// ``ICEAgent/add(stunServers:turnServers:)``), and the stream reports what it gives from now on:
-    /// ``ICEEvent/localCandidate(_:)`` for each new candidate, ``ICEEvent/relayFailed(_:)``, and
-    /// ``ICEEvent/gatheringComplete`` last, after which the stream ends (at once when nothing was added and gathering
+    /// `ICEAgent/add(stunServers:turnServers:)`), and the stream reports what it gives from now on:
+    /// `ICEEvent/localCandidate(_:)` for each new candidate, `ICEEvent/relayFailed(_:)`, and
+    /// `ICEEvent/gatheringComplete` last, after which the stream ends (at once when nothing was added and gathering
     /// was already complete; also when the transport closes). A later call ends an earlier call's stream.
     public func addICEServers(stun: [SocketAddress], turn: [TURNServer]) -> AsyncStream<ICEEvent> {
         let (events, continuation) = AsyncStream.makeStream(of: ICEEvent.self)
@@ -187,7 +190,7 @@ public final class WebRTCTransport: EncodedFrameSink {
 
     // MARK: What it shows
 
-    /// Our local candidates so far (for the offer): the host ones at once (none under ``ICETransportPolicy/relay``),
+    /// Our local candidates so far (for the offer): the host ones at once (none under `ICETransportPolicy/relay`),
     /// then reflexive and relayed ones as they are gathered (see ``gatheredCandidates(timeout:)``).
     public var localCandidates: [ICECandidate] { shared.view.withLock { $0.localCandidates } }
 

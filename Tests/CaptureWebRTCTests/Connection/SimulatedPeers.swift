@@ -2,6 +2,9 @@ import CaptureCall
 import CaptureCore
 import CaptureNetworkSimulator
 import CaptureRTP
+import CaptureNet
+import CaptureDTLS
+import CaptureICE
 import CaptureVP8
 import CaptureWebRTC
 

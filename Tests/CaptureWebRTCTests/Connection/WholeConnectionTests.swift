@@ -1,6 +1,9 @@
 import CaptureCall
 import CaptureNetworkSimulator
 import CaptureRTP
+import CaptureNet
+import CaptureDTLS
+import CaptureICE
 import CaptureWebRTC
 import Testing
 

@@ -1,5 +1,5 @@
-import CaptureRTP
-import CaptureWebRTC
+import CaptureICE
+import CaptureNet
 import Testing
 
 @Suite struct ICECandidateTests {

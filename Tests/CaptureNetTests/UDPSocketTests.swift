@@ -2,7 +2,7 @@ import Foundation
 import SystemPackage
 import Testing
 
-@testable import CaptureRTP
+@testable import CaptureNet
 
 @Suite("UDP transport")
 struct UDPSocketTests {

@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// An ICE candidate (RFC 8445 §5.1), read from and written as an SDP `candidate` attribute (RFC 8839 §5.1).
 ///

@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// A TURN server to allocate a relayed address on, resolved: its UDP address and long-term credentials
 /// (RFC 8656 over UDP; `turns:` and TCP are not supported).

@@ -1,5 +1,5 @@
-import CaptureRTP
-import CaptureWebRTC
+import CaptureICE
+import CaptureNet
 import Testing
 
 /// Agents wired together in memory: every datagram an agent transmits reaches the agent (or fake STUN server) at its

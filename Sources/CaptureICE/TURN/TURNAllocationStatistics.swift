@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// What one ``TURNAllocation`` has done, for logs and probes.
 public struct TURNAllocationStatistics: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
-import CaptureRTP
-import CaptureWebRTC
+import CaptureICE
+import CaptureNet
 import Testing
 
 /// The sans-IO TURN allocation against a scripted server: the long-term credential challenge, stale nonces, refresh,

@@ -1,5 +1,5 @@
-import CaptureRTP
-import CaptureWebRTC
+import CaptureICE
+import CaptureNet
 import Testing
 
 /// RFC 5769's test vectors, and robustness of the parser against truncated and corrupted input.

@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// A sans-IO TURN client allocation (RFC 8656, UDP to the server, UDP relayed): one relayed transport address on one
 /// server, with the permissions and channels that let peers reach it.
@@ -314,7 +314,7 @@ public final class TURNAllocation {
 
     /// The channel number a ChannelData header starts with, whatever length it declares; `nil` when the bytes are
     /// shorter than a header.
-    static func channelNumber(_ datagram: UnsafeRawBufferPointer) -> UInt16? {
+    package static func channelNumber(_ datagram: UnsafeRawBufferPointer) -> UInt16? {
         guard datagram.count >= 4 else { return nil }
         return UInt16(datagram[0]) << 8 | UInt16(datagram[1])
     }

@@ -1,5 +1,3 @@
-public import CaptureRTP
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

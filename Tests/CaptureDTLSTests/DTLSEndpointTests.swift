@@ -1,5 +1,5 @@
+import CaptureDTLS
 import CaptureRTP
-import CaptureWebRTC
 import Foundation
 import Testing
 

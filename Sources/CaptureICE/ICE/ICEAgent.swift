@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// A sans-IO ICE agent (RFC 8445, full implementation, one component, UDP only) with consent freshness (RFC 7675).
 ///

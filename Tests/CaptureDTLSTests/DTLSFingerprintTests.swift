@@ -1,4 +1,4 @@
-import CaptureWebRTC
+import CaptureDTLS
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
+import CaptureDTLS
+import CaptureNet
 import CaptureRTP
 import CaptureTestSupport
-import CaptureWebRTC
 import Foundation
 import Testing
 

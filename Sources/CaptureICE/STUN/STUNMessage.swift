@@ -1,4 +1,4 @@
-public import CaptureRTP
+public import CaptureNet
 
 /// A STUN message (RFC 8489 §5): class, method, transaction ID and attributes.
 ///

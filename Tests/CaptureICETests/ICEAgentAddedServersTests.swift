@@ -1,5 +1,5 @@
-import CaptureRTP
-import CaptureWebRTC
+import CaptureICE
+import CaptureNet
 import Testing
 
 /// STUN and TURN servers given after the agent started (a WHIP endpoint's `Link` servers): gathering resumes for them,
