@@ -10,9 +10,9 @@ internal import CLinuxIO
 /// blocked in `ppoll` is woken for a command without a timer tick. (Swift's Glibc module does not export
 /// `eventfd(2)`; a non-blocking pipe does the same job with calls it does.)
 ///
-/// Thread-safe: ``signal()`` may be called from any thread; ``reset()`` and ``close()`` by the waiting thread.
-/// `write` and `read` of one byte on a pipe are atomic in the kernel; the descriptors are closed once, by the owner,
-/// after every signaller is gone.
+/// Thread-safe: ``signal()`` may be called from any thread, ``reset()`` by the waiting thread. `write` and `read` of
+/// one byte on a pipe are atomic in the kernel. The descriptors are closed in `deinit`, when no thread can signal any
+/// more: closing them earlier could let a late ``signal()`` write into whatever file reused the number.
 public final class EventNotifier: Sendable {
     /// The read end, for ``SocketPoller``.
     public let descriptor: Int32
@@ -44,8 +44,7 @@ public final class EventNotifier: Sendable {
         }
     }
 
-    /// Closes both ends. Call once, when no thread signals any more.
-    public func close() {
+    deinit {
         _ = Glibc.close(descriptor)
         _ = Glibc.close(writeDescriptor)
     }

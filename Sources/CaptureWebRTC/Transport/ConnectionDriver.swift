@@ -355,8 +355,16 @@ struct DriverLoop {
         for waiter in gatherWaiters { waiter.resume() }
     }
 
-    /// The thread ends: the last figures, every waiter resumed, the gathering stream finished.
+    /// The thread ends: no more commands taken (an event stream still queued is finished), the last figures, every
+    /// waiter resumed, the gathering stream finished.
     mutating func finish() {
+        let left = shared.inbox.withLock { inbox in
+            inbox.closing = true
+            inbox.frames.removeAll()
+            defer { inbox.commands.removeAll() }
+            return inbox.commands
+        }
+        for case .addICEServers(_, _, let events) in left { events.finish() }
         publish(now: ContinuousClock.now)
         let (connect, gather, finish, stream) = shared.view.withLock { view in
             view.finished = true
