@@ -77,7 +77,12 @@ public final class PreviewSession: WHEPSessionHandler {
     ) async throws(WHEPRequestError) -> (
         answer: String, viewerID: String
     ) {
-        let parsed = try ViewerOffer(parsing: offer)
+        let parsed: ViewerOffer
+        do {
+            parsed = try ViewerOffer(parsing: offer)
+        } catch {
+            throw .badRequest(error.description)
+        }
         guard state.withLock({ $0.viewers.count }) < maxViewers else {
             throw .serviceUnavailable("\(maxViewers) viewers are watching already")
         }
