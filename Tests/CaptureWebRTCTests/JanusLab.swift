@@ -1,3 +1,4 @@
+import CapturePreview
 import CaptureTestSupport
 import CaptureWebRTC
 import Foundation

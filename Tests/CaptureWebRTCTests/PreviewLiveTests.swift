@@ -1,10 +1,10 @@
 import CaptureCall
 import CaptureCore
 import CaptureNet
+import CapturePreview
 import CaptureRTP
 import CaptureTestSupport
 import CaptureVP8
-import CaptureWebRTC
 import Foundation
 import Testing
 

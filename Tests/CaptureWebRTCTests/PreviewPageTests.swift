@@ -5,7 +5,7 @@ import Foundation
 import NIOCore
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 /// The page in headless Chromium against the server with the fake answerer: it must POST a recvonly video offer with
 /// its candidates and fetch the figures. The fake answer is not a usable SDP, so the page ends in its failed state,

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 @Suite struct PreviewRouterTests {
     let handler = FakeWHEPHandler()

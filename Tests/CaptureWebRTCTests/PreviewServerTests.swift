@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 /// The preview server on a real socket, driven by curl.
 @Suite(.enabled(if: ExternalProcess.which("curl") != nil, "needs curl"))

@@ -5,6 +5,7 @@ internal import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
 public import CaptureVP8
+internal import CaptureWebRTC
 import Foundation
 public import Logging
 
