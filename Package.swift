@@ -139,7 +139,8 @@ let package = Package(
         // to a CaptureWebRTC transport per viewer. A module of its own so that NIO's types and build stay out of
         // CaptureWebRTC and of a WHIP publisher's API. CaptureICE and CaptureDTLS: the viewer's candidates, credentials
         // and fingerprint; CaptureRTP: the packetizer and retransmission settings of its sender; CaptureNet: the
-        // addresses to offer and the one the server is bound to; CaptureCore: `Locked`, the frame and error types.
+        // addresses to offer and the one the server is bound to; CaptureCore: `Locked`, the frame and error types. The
+        // page is resource files (Resources/: preview.html, preview.js, stamp.js), read once through Bundle.module.
         .target(
             name: "CapturePreview",
             dependencies: [
@@ -149,7 +150,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            resources: [.copy("Resources")]
         ),
         // The command-line tool.
         .executableTarget(
