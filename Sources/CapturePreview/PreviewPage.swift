@@ -25,7 +25,7 @@ public enum PreviewPage {
         try bundled.get().html
     }
 
-    /// The script that reads the synthetic camera's ``CaptureCore/FrameStamp`` back from a `<video>` element
+    /// The script that reads the synthetic camera's `FrameStamp` (CaptureCore) back from a `<video>` element
     /// (`stamp.js`; the preview page inlines it, and a page of your own, such as a viewer behind an SFU, can load it
     /// too): `watchStamps(video, stamps, onLatency)` counts every presented frame's stamp into
     /// `stamps = newStampCounts()` (frames read, out of order, repeated, skipped, unreadable; announced frames out of

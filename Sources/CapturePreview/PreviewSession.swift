@@ -9,7 +9,7 @@ internal import CaptureWebRTC
 import Foundation
 public import Logging
 
-/// The preview's WebRTC side: one ``SendPipeline`` (capture once, encode once) whose frames go to every viewer that
+/// The preview's WebRTC side: one `SendPipeline` (capture once, encode once) whose frames go to every viewer that
 /// POSTs a WHEP offer, each over its own ICE/DTLS-SRTP transport and sender.
 ///
 /// We answer, so our ICE agent is controlled (a full agent: it answers checks and checks back) and we take the DTLS
@@ -45,7 +45,9 @@ public final class PreviewSession: WHEPSessionHandler {
     /// - Parameters:
     ///   - encoder: The shared encoder's settings.
     ///   - hostAddresses: The addresses to offer as host candidates (`nil`: every interface that is up).
+    ///   - maxPacketSize: The largest RTP packet and the transports' MTU, in bytes.
     ///   - maxViewers: Viewers beyond this are refused with 503.
+    ///   - logger: Where the session, its pipeline and the viewers' transports log.
     public init(
         encoder: VP8EncoderConfiguration, hostAddresses: [SocketAddress]? = nil, maxPacketSize: Int = 1_200,
         maxViewers: Int = 16, logger: Logger = Logger(label: "capture.webrtc.preview")
