@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CaptureDTLS", targets: ["CaptureDTLS"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
         .library(name: "CaptureWebRTC", targets: ["CaptureWebRTC"]),
+        .library(name: "CapturePreview", targets: ["CapturePreview"]),
         .executable(name: "capturer-probe", targets: ["capturer-probe"]),
     ],
     dependencies: [
@@ -24,9 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Latency as a distribution (p50…p99.9, max) recorded without allocating per sample.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
-        // HTTP for the preview server's page and WHEP endpoint (NIOHTTP1): the event-loop HTTP/1 codec the rest of the
-        // server-side Swift ecosystem is built on, without a web framework's build time (CI builds the package three
-        // times: plain, ASan, TSan).
+        // HTTP for the preview server's page and WHEP endpoint (NIOHTTP1; CapturePreview only): the event-loop HTTP/1
+        // codec the rest of the server-side Swift ecosystem is built on, without a web framework's build time (CI builds
+        // the package three times: plain, ASan, TSan).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
@@ -123,24 +124,41 @@ let package = Package(
         // types the handshake exports (SRTPProfile, SRTPKeyingMaterial).
         .target(name: "CaptureDTLS", dependencies: ["CaptureRTP", "CSSL"]),
         // WebRTC: one UDP 5-tuple demultiplexed by RFC 7983 that drives CaptureICE's agent and CaptureDTLS's endpoint,
-        // WHIP publishing, the WHEP preview server; built on the call layer's pipeline, RTP and SRTP.
+        // SDP offers and answers, WHIP publishing (URLSession); built on the call layer's pipeline, RTP and SRTP. No NIO:
+        // the preview's HTTP server is CapturePreview.
         .target(
             name: "CaptureWebRTC",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Preview: the live preview, a page and a WHEP endpoint on swift-nio's HTTP/1 (NIOCore, NIOPosix, NIOHTTP1), and
+        // its WebRTC side, one capture and one encoder (CaptureCall's SendPipeline, CaptureVP8's settings) fanned out
+        // to a CaptureWebRTC transport per viewer. A module of its own so that NIO's types and build stay out of
+        // CaptureWebRTC and of a WHIP publisher's API. CaptureICE and CaptureDTLS: the viewer's candidates, credentials
+        // and fingerprint; CaptureRTP: the packetizer and retransmission settings of its sender; CaptureNet: the
+        // addresses to offer and the one the server is bound to; CaptureCore: `Locked`, the frame and error types. The
+        // page is resource files (Resources/: preview.html, preview.js, stamp.js), read once through Bundle.module.
+        .target(
+            name: "CapturePreview",
+            dependencies: [
+                "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
+                "CaptureWebRTC",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            resources: [.copy("Resources")]
         ),
         // The command-line tool.
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
                 "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CZlib",
+                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -222,7 +240,7 @@ let package = Package(
             name: "CaptureWebRTCTests",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
-                "CaptureWebRTC", "CaptureTestSupport", "CaptureNetworkSimulator",
+                "CaptureWebRTC", "CapturePreview", "CaptureTestSupport", "CaptureNetworkSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

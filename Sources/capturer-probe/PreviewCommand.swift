@@ -2,8 +2,8 @@ import ArgumentParser
 import CaptureCall
 import CaptureCore
 import CaptureNet
+import CapturePreview
 import CaptureVP8
-import CaptureWebRTC
 import Foundation
 
 extension CapturerProbe {

@@ -1,7 +1,7 @@
 import CaptureTestSupport
 import Foundation
 
-/// What a page's stamp reader (`PreviewPage.stampScript`) counted: frames read, out of order, repeated, skipped,
+/// What a page's stamp reader (`PreviewPage.stampScript()`) counted: frames read, out of order, repeated, skipped,
 /// unreadable; announced frames out of RTP order; pictures that were not the announced frame.
 struct StampCounts: Decodable, Sendable {
     /// The first picture read that was not the frame requestVideoFrameCallback announced.

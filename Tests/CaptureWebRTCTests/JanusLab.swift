@@ -1,3 +1,4 @@
+import CapturePreview
 import CaptureTestSupport
 import CaptureWebRTC
 import Foundation
@@ -100,7 +101,7 @@ struct JanusLab: Sendable {
     /// Runs the headless Chromium viewer (`Fixtures/webrtc/viewer.html`) with `query` (for example
     /// `"mode=streaming&id=99&idle=2"`) for at most `seconds` after its first decoded frame, and decodes its result.
     /// With `adminSnapshot`, the Admin API is read 1 s after the first frame (see `adminSnapshot(of:)`). With
-    /// `stamps`, the page reads the synthetic camera's frame stamps (`PreviewPage.stampScript`) and reports order and
+    /// `stamps`, the page reads the synthetic camera's frame stamps (`PreviewPage.stampScript()`) and reports order and
     /// glass-to-glass latency. A second viewer at the same time needs another `role` (its marker and files are named
     /// after it) and `port` (its page server's).
     func view(
@@ -112,7 +113,7 @@ struct JanusLab: Sendable {
         if let adminSnapshot { arguments += ["--admin", adminSnapshot.path] }
         if stamps {
             let script = runDirectory.appendingPathComponent("stamp.js")
-            try Data(PreviewPage.stampScript.utf8).write(to: script)
+            try Data(PreviewPage.stampScript().utf8).write(to: script)
             arguments += ["--stamp-script", script.path]
         }
         let result = try await ExternalProcess.run(Self.script, arguments)

@@ -1,10 +1,10 @@
 import CaptureCall
 import CaptureCore
 import CaptureNet
+import CapturePreview
 import CaptureRTP
 import CaptureTestSupport
 import CaptureVP8
-import CaptureWebRTC
 import Foundation
 import Testing
 
@@ -91,7 +91,7 @@ struct PreviewLiveTests {
         let preview = try await Preview.start()
         // The page itself, served by the report receiver: another origin (another port) than the preview's.
         let page = FileManager.default.temporaryDirectory.appendingPathComponent("preview-page-\(UUID()).html")
-        try Data(PreviewPage.html.utf8).write(to: page)
+        try Data(PreviewPage.html().utf8).write(to: page)
         defer { try? FileManager.default.removeItem(at: page) }
         let whep = "http://127.0.0.1:\(preview.port)/whep"
         let first = Task {

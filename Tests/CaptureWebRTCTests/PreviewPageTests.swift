@@ -5,7 +5,7 @@ import Foundation
 import NIOCore
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 /// The page in headless Chromium against the server with the fake answerer: it must POST a recvonly video offer with
 /// its candidates and fetch the figures. The fake answer is not a usable SDP, so the page ends in its failed state,
@@ -41,7 +41,8 @@ struct PreviewPageTests {
 /// Node.js for the page's stamp script, when installed.
 let previewNode = ["node", "nodejs"].lazy.compactMap(ExternalProcess.which).first
 
-/// The page's `<script id="stamp">` functions (no DOM) run in Node.js against what `FrameStamp` draws.
+/// The page's stamp script (`stamp.js`, inlined as `<script id="stamp">`): its functions (no DOM) run in Node.js
+/// against what `FrameStamp` draws.
 @Suite(.enabled(if: previewNode != nil, "needs node"))
 struct PreviewStampScriptTests {
     struct Decoded: Decodable {
@@ -72,12 +73,9 @@ struct PreviewStampScriptTests {
         var wrapped: [Double]
     }
 
-    /// The text of the page's stamp script.
+    /// The text of the page's stamp script: its resource file, `stamp.js`, as the module's bundle holds it.
     static func stampScript() throws -> String {
-        let html = PreviewPage.html
-        let start = try #require(html.range(of: "<script id=\"stamp\">"))
-        let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
-        return String(html[start.upperBound..<end.lowerBound])
+        try PreviewPage.stampScript()
     }
 
     /// Runs the stamp script followed by `test` in Node.js with `arguments`; returns its standard output.

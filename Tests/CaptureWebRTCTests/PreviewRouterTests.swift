@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 @Suite struct PreviewRouterTests {
     let handler = FakeWHEPHandler()
@@ -35,14 +35,65 @@ import Testing
             sourceLocation: sourceLocation)
     }
 
-    @Test func servesThePage() async {
+    @Test func servesThePage() async throws {
         let response = await request(.GET, "/")
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == ["text/html; charset=utf-8"])
-        #expect(response.bodyText == PreviewPage.html)
+        #expect(response.bodyText == (try PreviewPage.html()))
         expectCORS(response)
         #expect(await request(.GET, "/?whep=http://example.com/whep&seconds=5").status == .ok)
         #expect(await request(.GET, "/index.html").status == .ok)
+    }
+
+    @Test("the page's resource files: both scripts inline, no element loading one left")
+    func pageInlinesItsScripts() throws {
+        let html = try PreviewPage.html()
+        let stamp = try PreviewPage.stampScript()
+        #expect(html.hasPrefix("<!doctype html>"))
+        #expect(html.contains("<script id=\"stamp\">\n" + stamp + "</script>\n<script>\n\"use strict\";"))
+        #expect(stamp.contains("function watchStamps("))
+        #expect(html.contains("window.previewState"))
+        #expect(!html.contains(" src="))
+        #expect(html.hasSuffix("</script>\n</body>\n</html>\n"))
+    }
+
+    /// A bundle over a temporary folder holding `files` (name → text) in `Resources/`.
+    private static func withBundle<T>(
+        _ files: [String: String], _ body: (Bundle) throws -> T
+    ) throws -> T {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("preview-bundle-\(UUID())")
+        let resources = root.appendingPathComponent(PreviewPage.directory)
+        try FileManager.default.createDirectory(at: resources, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        for (name, text) in files { try Data(text.utf8).write(to: resources.appendingPathComponent(name)) }
+        return try body(try #require(Bundle(path: root.path)))
+    }
+
+    @Test("a page whose resource files are missing or wrong is a 500 that says which, not a crash")
+    func missingResourceIs500() async throws {
+        let page = #"<p>x</p><script id="stamp" src="stamp.js"></script><script src="preview.js"></script>"#
+        let cases: [([String: String], PreviewPageError)] = [
+            ([:], .missing("preview.html")),
+            (["preview.html": page, "preview.js": "run();\n"], .missing("stamp.js")),
+            (["preview.html": "<p>x</p>", "stamp.js": "a();\n", "preview.js": "b();\n"], .scriptNotLoaded("stamp.js")),
+        ]
+        for (files, expected) in cases {
+            let loaded = try Self.withBundle(files) { bundle in
+                Result { () throws(PreviewPageError) in try PreviewPage.load(from: bundle) }
+            }
+            #expect(loaded == .failure(expected))
+            let router = PreviewRouter(
+                handler: handler, statistics: PreviewServerStatistics(), bodyLimit: 1024, page: loaded)
+            let response = await router.respond(to: PreviewRequest(method: .GET, uri: "/"))
+            #expect(response.status == .internalServerError)
+            #expect(response.bodyText == expected.description + "\n")
+            #expect(router.statistics.snapshot.responsesByStatus == [500: 1])
+        }
+        let complete = try Self.withBundle(["preview.html": page, "stamp.js": "a();\n", "preview.js": "b();\n"]) {
+            try PreviewPage.load(from: $0)
+        }
+        #expect(complete.html == "<p>x</p><script id=\"stamp\">\na();\n</script><script>\nb();\n</script>")
+        #expect(complete.stampScript == "a();\n")
     }
 
     @Test func servesTheFigures() async throws {

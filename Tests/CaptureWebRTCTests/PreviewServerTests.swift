@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import CaptureWebRTC
+@testable import CapturePreview
 
 /// The preview server on a real socket, driven by curl.
 @Suite(.enabled(if: ExternalProcess.which("curl") != nil, "needs curl"))
@@ -57,7 +57,7 @@ struct PreviewServerTests {
         do {
             let page = try await Self.curl("GET", base + "/")
             #expect(page.status == 200)
-            #expect(page.body == PreviewPage.html)
+            #expect(page.body == (try PreviewPage.html()))
             #expect(page.headers["access-control-allow-origin"] == "*")
 
             let figures = try await Self.curl("GET", base + "/figures")

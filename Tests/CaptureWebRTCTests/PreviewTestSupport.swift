@@ -1,4 +1,4 @@
-import CaptureWebRTC
+import CapturePreview
 import Logging
 import Synchronization
 

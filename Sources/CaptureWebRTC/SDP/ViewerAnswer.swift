@@ -1,11 +1,13 @@
-internal import CaptureDTLS
-internal import CaptureICE
+package import CaptureDTLS
+package import CaptureICE
 internal import CaptureRTP
 
 /// The preview's answer to a ``ViewerOffer``: a send-only VP8 section built like the publisher's offer
 /// (``PublishOffer``: declared SSRCs, RTX, the feedback we act on), then made an answer: our DTLS `setup`, only the
 /// header extensions the viewer offered, with its ids, and no offer-only attributes.
-struct ViewerAnswer {
+///
+/// `package`: CapturePreview's session renders it; it is not API.
+package struct ViewerAnswer {
     let offer: ViewerOffer
     let iceCredentials: ICECredentials
     let fingerprint: DTLSFingerprint
@@ -15,8 +17,24 @@ struct ViewerAnswer {
     let cname: String
     let candidates: [String]
 
+    /// An answer to `offer` with our ICE credentials, certificate fingerprint, DTLS `setup` (`active` or `passive`),
+    /// the video and RTX SSRCs, the RTCP CNAME and our candidates' attribute values.
+    package init(
+        offer: ViewerOffer, iceCredentials: ICECredentials, fingerprint: DTLSFingerprint, setup: String, ssrc: UInt32,
+        rtxSSRC: UInt32, cname: String, candidates: [String]
+    ) {
+        self.offer = offer
+        self.iceCredentials = iceCredentials
+        self.fingerprint = fingerprint
+        self.setup = setup
+        self.ssrc = ssrc
+        self.rtxSSRC = rtxSSRC
+        self.cname = cname
+        self.candidates = candidates
+    }
+
     /// The answer as SDP text (CRLF line ends).
-    func render() -> String {
+    package func render() -> String {
         let publish = PublishOffer(
             iceUfrag: iceCredentials.ufrag, icePassword: iceCredentials.password, fingerprint: fingerprint.sdpValue,
             streamID: "capturer-preview", trackID: "camera", cname: cname, ssrc: ssrc,

@@ -23,31 +23,31 @@ public struct ViewerOffer: Sendable, Hashable, Codable {
     /// Candidate attribute values (mDNS `.local` ones included; the agent learns those peers from their checks).
     public var candidates: [String]
 
-    /// Parses `text`; a description of what is missing or wrong otherwise.
-    public init(parsing text: String) throws(WHEPRequestError) {
+    /// Parses `text`; what is missing or wrong otherwise.
+    public init(parsing text: String) throws(ViewerOfferError) {
         let description: SessionDescription
         do {
             description = try SessionDescription(parsing: text)
         } catch {
-            throw .badRequest("the offer is not SDP: \(error)")
+            throw .malformedSDP(error)
         }
         guard let video = description.media.first(where: { $0.media == "video" && $0.port != 0 }) else {
-            throw .badRequest("the offer has no video section")
+            throw .noVideoMedia
         }
         guard video.proto.contains("SAVPF") || video.proto.contains("SAVP") else {
-            throw .badRequest("the video section's protocol \(video.proto) is not DTLS-SRTP")
+            throw .notDTLSSRTP(video.proto)
         }
         if video.hasAttribute("sendonly") || video.hasAttribute("inactive") {
-            throw .badRequest("the video section does not receive (sendonly or inactive)")
+            throw .notReceiving
         }
         func value(_ name: String) -> String? { description.attributeValue(name, in: video) }
         guard let ufrag = value("ice-ufrag"), let password = value("ice-pwd"), !ufrag.isEmpty, !password.isEmpty
-        else { throw .badRequest("the offer has no ICE ufrag or password") }
-        guard let fingerprint = value("fingerprint") else { throw .badRequest("the offer has no a=fingerprint") }
+        else { throw .missingICECredentials }
+        guard let fingerprint = value("fingerprint") else { throw .missingFingerprint }
         // Malformed rtpmap and extmap lines are skipped: a browser's offer lists many codecs and extensions we ignore.
         let maps = video.rtpMaps().maps
         guard let vp8 = maps.first(where: { $0.encoding.lowercased() == "vp8/90000" })?.payloadType else {
-            throw .badRequest("the offer does not receive VP8")
+            throw .noVP8PayloadType
         }
         let extensions = video.extensionMap().ids.filter { (1...14).contains($0.value) }
         iceUfrag = ufrag

@@ -5,10 +5,11 @@ internal import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
 public import CaptureVP8
+internal import CaptureWebRTC
 import Foundation
 public import Logging
 
-/// The preview's WebRTC side: one ``SendPipeline`` (capture once, encode once) whose frames go to every viewer that
+/// The preview's WebRTC side: one `SendPipeline` (capture once, encode once) whose frames go to every viewer that
 /// POSTs a WHEP offer, each over its own ICE/DTLS-SRTP transport and sender.
 ///
 /// We answer, so our ICE agent is controlled (a full agent: it answers checks and checks back) and we take the DTLS
@@ -44,7 +45,9 @@ public final class PreviewSession: WHEPSessionHandler {
     /// - Parameters:
     ///   - encoder: The shared encoder's settings.
     ///   - hostAddresses: The addresses to offer as host candidates (`nil`: every interface that is up).
+    ///   - maxPacketSize: The largest RTP packet and the transports' MTU, in bytes.
     ///   - maxViewers: Viewers beyond this are refused with 503.
+    ///   - logger: Where the session, its pipeline and the viewers' transports log.
     public init(
         encoder: VP8EncoderConfiguration, hostAddresses: [SocketAddress]? = nil, maxPacketSize: Int = 1_200,
         maxViewers: Int = 16, logger: Logger = Logger(label: "capture.webrtc.preview")
@@ -77,7 +80,12 @@ public final class PreviewSession: WHEPSessionHandler {
     ) async throws(WHEPRequestError) -> (
         answer: String, viewerID: String
     ) {
-        let parsed = try ViewerOffer(parsing: offer)
+        let parsed: ViewerOffer
+        do {
+            parsed = try ViewerOffer(parsing: offer)
+        } catch {
+            throw .badRequest(error.description)
+        }
         guard state.withLock({ $0.viewers.count }) < maxViewers else {
             throw .serviceUnavailable("\(maxViewers) viewers are watching already")
         }

@@ -59,7 +59,7 @@ public struct PreviewResponse: Sendable {
 ///
 /// | Path | Method | Answer |
 /// |---|---|---|
-/// | `/` (`/index.html`) | GET | 200 the page (``PreviewPage``) |
+/// | `/` (`/index.html`) | GET | 200 the page (``PreviewPage``); 500 when its resource files cannot be read |
 /// | `/figures`, `/stats.json` | GET | 200 ``PreviewFigures`` as JSON |
 /// | `/whep` | POST `application/sdp` | 201 the SDP answer, `Location: /whep/viewer/<id>` |
 /// | `/whep`, `/whep/viewer/<id>` | OPTIONS | 204 CORS preflight |
@@ -85,15 +85,26 @@ public struct PreviewRouter: Sendable {
     public let statistics: PreviewServerStatistics
     /// The largest body accepted, in bytes.
     public let bodyLimit: Int
+    /// The page served at `/`, or why it cannot be (then `/` answers 500 with the reason).
+    let page: Result<PreviewPage.Contents, PreviewPageError>
 
     /// A router answering through `handler`, counting into `statistics`, accepting bodies up to `bodyLimit` bytes.
     public init(
         handler: any WHEPSessionHandler, statistics: PreviewServerStatistics = PreviewServerStatistics(),
         bodyLimit: Int = PreviewRouter.defaultBodyLimit
     ) {
+        self.init(handler: handler, statistics: statistics, bodyLimit: bodyLimit, page: PreviewPage.bundled)
+    }
+
+    /// A router serving `page` at `/` (tests give it one read from elsewhere, or a failure).
+    init(
+        handler: any WHEPSessionHandler, statistics: PreviewServerStatistics, bodyLimit: Int,
+        page: Result<PreviewPage.Contents, PreviewPageError>
+    ) {
         self.handler = handler
         self.statistics = statistics
         self.bodyLimit = bodyLimit
+        self.page = page
     }
 
     /// Answers `request` and counts the response.
@@ -108,7 +119,12 @@ public struct PreviewRouter: Sendable {
         switch path {
         case "/", "/index.html":
             guard request.method == .GET else { return Self.methodNotAllowed(allow: "GET") }
-            return Self.response(.ok, contentType: "text/html; charset=utf-8", body: Array(PreviewPage.html.utf8))
+            switch page {
+            case .success(let page):
+                return Self.response(.ok, contentType: "text/html; charset=utf-8", body: Array(page.html.utf8))
+            case .failure(let error):
+                return Self.error(.internalError("\(error)"))
+            }
         case "/figures", "/stats.json":
             guard request.method == .GET else { return Self.methodNotAllowed(allow: "GET") }
             let figures = await handler.figures()

@@ -1,6 +1,7 @@
 internal import CaptureCall
 internal import CaptureCore
 internal import CaptureVP8
+internal import CaptureWebRTC
 
 /// The preview's one encoder feeding every viewer: an ``EncodedFrameSink`` that hands each encoded frame to the
 /// current viewers' transports, in order, on the encoder thread (each queues it for its own driver thread).

@@ -95,6 +95,9 @@ public actor PreviewServer {
         let serving = Task { await Self.serve(listener, router: router, logger: logger) }
         state = .running(group: group, listener: listener.channel, serving: serving)
         logger.info("preview serving", metadata: ["address": "\(address)"])
+        if case .failure(let error) = router.page {
+            logger.error("preview page unavailable: / answers 500", metadata: ["error": "\(error)"])
+        }
         return address
     }
 
