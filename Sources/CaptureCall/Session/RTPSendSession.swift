@@ -182,11 +182,6 @@ public final class RTPSendSession {
         latency.record(nanoseconds: latencyNs)
     }
 
-    /// Counts datagrams the owner could not send after handing them out (a socket error, no path).
-    public func countSendErrors(_ count: Int) {
-        counters.sendErrors += count
-    }
-
     // MARK: Reports
 
     /// Sends a sender report when one is due at `nowNs` (and schedules the next).

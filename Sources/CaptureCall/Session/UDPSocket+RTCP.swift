@@ -1,9 +1,9 @@
 internal import CaptureNet
-internal import CaptureRTP
+package import CaptureRTP
 
 /// Serializes `packets` as one compound RTCP packet, protects it as SRTCP when `srtp` is given, and hands it to `send`.
 /// Whether it went out (a failed protection or send is the caller's to count).
-func sendRTCP(
+package func sendRTCP(
     _ packets: [RTCPPacket], protectingWith srtp: SRTPSession?, send: (UnsafeRawBufferPointer) -> Bool
 ) -> Bool {
     var bytes = RTCPCompoundPacket.serialize(packets)

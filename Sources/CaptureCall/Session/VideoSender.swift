@@ -182,7 +182,9 @@ public final class VideoSender: EncodedFrameSink {
     }
 }
 
-/// A weak reference to the pipeline a sender steers.
-struct WeakPipeline {
-    weak var pipeline: SendPipeline?
+/// A weak reference to the pipeline a sender steers (a VideoSender's, or a WebRTC connection's driver's).
+package struct WeakPipeline {
+    package weak var pipeline: SendPipeline?
+
+    package init() {}
 }

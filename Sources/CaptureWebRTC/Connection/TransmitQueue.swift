@@ -33,10 +33,6 @@ final class TransmitQueue {
     private var entries: [Entry?]
     private var head = 0
     private(set) var count = 0
-    /// Datagrams refused because they did not fit a slot.
-    private(set) var oversize = 0
-    /// How often the queue had to grow.
-    private(set) var growths = 0
 
     init(slots: Int = 64, slotSize: Int = 2_048) {
         self.slotSize = slotSize
@@ -59,10 +55,7 @@ final class TransmitQueue {
         if count == entries.count { grow() }
         let index = (head + count) % entries.count
         let slot = UnsafeMutableRawBufferPointer(rebasing: storage[(index * slotSize)..<((index + 1) * slotSize)])
-        guard let length = fill(slot), length > 0, length <= slotSize else {
-            oversize += 1
-            return false
-        }
+        guard let length = fill(slot), length > 0, length <= slotSize else { return false }
         entries[index] = Entry(source: source, destination: destination, length: length)
         count += 1
         return true
@@ -90,11 +83,6 @@ final class TransmitQueue {
             bytes: UnsafeRawBufferPointer(rebasing: storage[start..<(start + entry.length)]))
     }
 
-    /// Drops everything queued.
-    func removeAll() {
-        while pop() != nil {}
-    }
-
     /// Doubles the slab, keeping the queued datagrams in order.
     private func grow() {
         let slots = entries.count * 2
@@ -111,6 +99,5 @@ final class TransmitQueue {
         storage = bigger
         entries = moved
         head = 0
-        growths += 1
     }
 }

@@ -30,7 +30,8 @@ extension WebRTCConnection {
         case .rtcp:
             counters.rtcpReceived += 1
             guard case .connected(var established) = phase, let media = established.media else { return }
-            let route = mediaRoute()
+            // An RTCP datagram changes nothing in ICE: the path worked out after the last input holds.
+            let route = mediaPath
             media.receiveRTCP(
                 datagram, length: datagram.count, nowNs: nowNs, currentTargetKbps: established.targetKbps
             ) { sendMedia($0, route: route) }
@@ -265,26 +266,15 @@ extension WebRTCConnection {
         return bytes.withUnsafeBytes { transmits.append($0, from: source, to: destination) }
     }
 
-    /// Sends our own RTCP feedback (PLI, NACK) to the peer, protected with SRTCP.
+    /// Sends our own RTCP feedback (PLI, NACK) to the peer, protected with SRTCP: with the stream's session when
+    /// we send one, else with the feedback session.
     func sendFeedback(_ packets: [RTCPPacket]) {
         guard case .connected(let established) = phase else { return }
-        let route = mediaRoute()
+        let route = mediaPath
         if let media = established.media {
             _ = media.sendRTCP(packets) { sendMedia($0, route: route) }
-            return
-        }
-        var bytes = RTCPCompoundPacket.serialize(packets)
-        var length = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: SRTPSession.maximumTrailerLength))
-        bytes.withUnsafeMutableBytes { buffer in
-            if let srtcp = established.feedbackSRTCP {
-                do throws(SRTPError) {
-                    try srtcp.protectRTCP(buffer, length: &length)
-                } catch {
-                    return
-                }
-            }
-            _ = sendMedia(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), route: route)
+        } else {
+            _ = CaptureCall.sendRTCP(packets, protectingWith: established.feedbackSRTCP) { sendMedia($0, route: route) }
         }
     }
 }

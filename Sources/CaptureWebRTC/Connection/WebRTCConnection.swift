@@ -328,7 +328,7 @@ public final class WebRTCConnection {
         case .closed: return
         case .connected(let established):
             if let media = established.media {
-                let route = mediaRoute()
+                let route = mediaPath
                 media.sendReport(nowNs: nowNs, bye: true) { sendMedia($0, route: route) }
             }
             established.dtls.close()

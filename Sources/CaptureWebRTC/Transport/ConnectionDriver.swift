@@ -67,7 +67,7 @@ struct DriverView {
 final class DriverShared: Sendable {
     let inbox = Locked(DriverInbox())
     let view = Locked(DriverView())
-    let pipeline = Locked(WeakSendPipeline())
+    let pipeline = Locked(WeakPipeline())
     let wake: EventNotifier
 
     init(wake: EventNotifier) {
@@ -106,11 +106,6 @@ final class DriverShared: Sendable {
         if signal { wake.signal() }
         if dropped { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication) }
     }
-}
-
-/// A weak reference to the pipeline a connection steers (key frames, rate).
-struct WeakSendPipeline {
-    weak var pipeline: SendPipeline?
 }
 
 /// The connection and its sockets, handed from the owner's thread to the driver thread.
