@@ -78,4 +78,25 @@ struct WebRTCTransportTests {
         await publisher.closed()
         #expect(publisher.statistics.mediaBlocked == 1, "no media without a connection")
     }
+
+    @Test("a peer that never answers: connected(timeout:) throws a timeout that names ICE's state")
+    func timeoutNamesICEState() async throws {
+        let silent = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
+        defer { silent.close() }
+        let publisher = try WebRTCTransport(configuration: .init(role: .controlling, hostAddresses: Self.loopback))
+        defer { publisher.close() }
+        let candidate = ICECandidate(
+            foundation: "1", component: 1, priority: 2_130_706_431, address: silent.localAddress, kind: .host)
+        publisher.start(
+            remote: WebRTCTransport.Remote(
+                credentials: ICECredentials(ufrag: "abcd", password: "0123456789abcdefghijkl"),
+                candidates: [candidate], fingerprint: try DTLSCertificate().fingerprint, dtlsRole: .server))
+        do {
+            _ = try await publisher.connected(timeout: .seconds(1))
+            Issue.record("connected to a socket that never answers")
+        } catch {
+            #expect(error.code == .timeout)
+            #expect(error.message.contains("(ICE checking)"), "\(error.message)")
+        }
+    }
 }

@@ -231,6 +231,8 @@ public final class WebRTCConnection {
     public var isGatheringComplete: Bool { ice.isGatheringComplete }
     /// The figures so far.
     public var statistics: WebRTCTransportStatistics { counters }
+    /// ICE's state now.
+    public var iceState: ICEState { ice.state }
     /// The ICE agent's figures.
     public var iceStatistics: ICEStatistics { ice.statistics }
     /// The TURN allocations' figures, one per TURN server.

@@ -316,13 +316,16 @@ struct DriverLoop {
         lastPublish = now
         var statistics = connection.statistics
         statistics.mediaSendErrors += socketSendFailures
+        statistics.framesDropped = shared.inbox.withLock { $0.framesDropped }
         let state = connection.state
+        let iceState = connection.iceState
         let snapshot = (
             statistics, connection.iceStatistics, connection.turnAllocations, connection.localCandidates,
             connection.selectedPair, connection.mediaStatistics, connection.isGatheringComplete
         )
         let (connectWaiters, gatherWaiters) = shared.view.withLock { view in
             view.state = state
+            view.iceState = iceState
             view.statistics = snapshot.0
             view.iceStatistics = snapshot.1
             view.turnAllocations = snapshot.2

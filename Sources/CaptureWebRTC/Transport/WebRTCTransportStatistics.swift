@@ -19,6 +19,9 @@ public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     public var mediaBlocked = 0
     /// Media datagrams the socket refused.
     public var mediaSendErrors = 0
+    /// Encoded frames dropped before sending because the driver thread had fallen 30 frames behind the encoder (a
+    /// key frame is asked for each time).
+    public var framesDropped = 0
     /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to ICE's selected pair, once there is one.
     public var iceConnectedAfterNs: UInt64?
     /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to DTLS connected, once it is.
