@@ -203,6 +203,9 @@ public final class WebRTCTransport: EncodedFrameSink {
     /// The selected ICE pair, described (`nil` before there is one).
     public var selectedPairDescription: String? { shared.view.withLock { $0.selectedPair.map { "\($0)" } } }
 
+    /// ICE's state now (what a `connected(timeout:)` that times out names).
+    public var iceState: ICEState { shared.view.withLock { $0.iceState } }
+
     /// The ICE agent's figures.
     public var iceStatistics: ICEStatistics { shared.view.withLock { $0.iceStatistics } }
 
