@@ -1,6 +1,6 @@
+import CaptureCore
 import CapturePreview
 import Logging
-import Synchronization
 
 /// A WHEP answerer for the preview tests: answers any offer unless it contains "busy" (503), names viewers
 /// `viewer-1`, `viewer-2`, …, and remembers which are live.
@@ -10,7 +10,8 @@ final class FakeWHEPHandler: WHEPSessionHandler {
         var live: Set<String> = []
         var offers: [String] = []
     }
-    private let state = Mutex(State())
+    /// A pthread lock, not `Mutex`: ThreadSanitizer cannot see `Mutex` on Linux.
+    private let state = Locked(State())
 
     static let answerSDP = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
     static let figures = PreviewFigures(
