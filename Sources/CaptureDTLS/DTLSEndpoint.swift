@@ -1,5 +1,5 @@
 internal import CSSL
-public import CaptureRTP
+package import CaptureRTP
 
 /// A sans-IO DTLS 1.2 endpoint for DTLS-SRTP (RFC 5763, RFC 5764): it never touches a socket or a clock of its own
 /// choosing. The owner feeds it received DTLS datagrams (``handle(datagram:nowNs:)``), sends whatever
@@ -23,30 +23,30 @@ public import CaptureRTP
 /// Threading: not Sendable. One thread drives an endpoint (every call, `deinit` included): OpenSSL's `SSL` object
 /// is not thread-safe, and its error queue is per thread. Retransmission timers are OpenSSL's own, on the real
 /// monotonic clock; `nowNs` (any monotonic nanosecond clock) serves the handshake deadline and ``nextTimeoutNs``.
-public final class DTLSEndpoint {
+package final class DTLSEndpoint {
     /// Which side of the handshake this endpoint plays.
-    public let role: DTLSRole
+    package let role: DTLSRole
     /// The fingerprint the peer's certificate must have (from its SDP).
-    public let remoteFingerprint: DTLSFingerprint
+    package let remoteFingerprint: DTLSFingerprint
     /// The largest datagram this endpoint sends.
-    public let mtu: Int
+    package let mtu: Int
     /// How long the handshake may take from ``start(nowNs:)``: 30 s.
-    public static let handshakeTimeoutNs: Int64 = 30_000_000_000
+    package static let handshakeTimeoutNs: Int64 = 30_000_000_000
     /// The default MTU: 1200 bytes, safe on every path WebRTC meets.
-    public static let defaultMTU = 1200
+    package static let defaultMTU = 1200
 
     /// Where the endpoint is.
-    public private(set) var state: DTLSState = .new
+    package private(set) var state: DTLSState = .new
     /// The negotiated profile and keys, ours (`local`, for protecting what we send) and the peer's (`remote`, for
     /// unprotecting what we receive); `nil` until ``state`` is ``DTLSState/connected``.
-    public private(set) var srtpKeys: DTLSSRTPKeys?
+    package private(set) var srtpKeys: DTLSSRTPKeys?
     /// When ``handleTimeout(nowNs:)`` should next be called (on the `nowNs` clock), or `nil` when nothing waits.
-    public private(set) var nextTimeoutNs: Int64?
+    package private(set) var nextTimeoutNs: Int64?
     /// Datagrams ignored: not DTLS records by their first byte (RFC 7983), or received after the endpoint failed
     /// or closed.
-    public private(set) var ignoredDatagrams = 0
+    package private(set) var ignoredDatagrams = 0
     /// Flights retransmitted after a timeout.
-    public private(set) var retransmissions = 0
+    package private(set) var retransmissions = 0
 
     private let context: OpaquePointer  // SSL_CTX *
     private let connection: OpaquePointer  // SSL *
@@ -59,7 +59,7 @@ public final class DTLSEndpoint {
 
     /// Creates an endpoint with our `certificate`, expecting a peer certificate with `remoteFingerprint`, offering
     /// `profiles` (in preference order; at least one) and sending datagrams of at most `mtu` bytes.
-    public init(
+    package init(
         role: DTLSRole, certificate: DTLSCertificate, remoteFingerprint: DTLSFingerprint,
         profiles: [SRTPProfile] = [.aeadAES128GCM, .aesCM128HMACSHA1_80], mtu: Int = DTLSEndpoint.defaultMTU
     ) throws(DTLSError) {
@@ -153,7 +153,7 @@ public final class DTLSEndpoint {
     }
 
     /// Starts the handshake: a client queues its ClientHello, a server waits for one. Later calls do nothing.
-    public func start(nowNs: Int64) {
+    package func start(nowNs: Int64) {
         guard case .new = state else { return }
         state = .connecting
         startNs = nowNs
@@ -166,7 +166,7 @@ public final class DTLSEndpoint {
     ///
     /// Throws when this datagram ends the association: the error ``state`` now holds (``DTLSError/closedByPeer``
     /// when the peer sent close_notify; ``state`` is then ``DTLSState/closed``).
-    public func handle(datagram: [UInt8], nowNs: Int64) throws(DTLSError) {
+    package func handle(datagram: [UInt8], nowNs: Int64) throws(DTLSError) {
         guard let first = datagram.first, (20...63).contains(first), datagram.count <= 65_535 else {
             ignoredDatagrams += 1
             return
@@ -198,7 +198,7 @@ public final class DTLSEndpoint {
 
     /// Lets OpenSSL retransmit the last flight if its timer (real clock) has expired, and fails the endpoint once
     /// the handshake deadline has passed. Call when `nowNs` reaches ``nextTimeoutNs``; calling early is harmless.
-    public func handleTimeout(nowNs: Int64) {
+    package func handleTimeout(nowNs: Int64) {
         guard case .connecting = state else { return }
         if nowNs - startNs >= Self.handshakeTimeoutNs {
             fail(.timeout(milliseconds: Self.handshakeTimeoutNs / 1_000_000))
@@ -217,11 +217,11 @@ public final class DTLSEndpoint {
     }
 
     /// The next datagram to send, or `nil` when none waits. Each is at most ``mtu`` bytes.
-    public func pollTransmit() -> [UInt8]? { output.pop() }
+    package func pollTransmit() -> [UInt8]? { output.pop() }
 
     /// Sends close_notify (queued for ``pollTransmit()``) and closes. Keys already exported stay valid for media
     /// that is still in flight. Idempotent.
-    public func close() {
+    package func close() {
         switch state {
         case .connecting, .connected:
             OpenSSLErrorQueue.clear()

@@ -1,4 +1,4 @@
-/// Where a ``DTLSEndpoint`` is in its life.
+/// Where a `DTLSEndpoint` is in its life.
 public enum DTLSState: Sendable, Hashable {
     /// Created, not started.
     case new
@@ -8,6 +8,6 @@ public enum DTLSState: Sendable, Hashable {
     case connected
     /// The handshake or the association failed; nothing more is sent or accepted.
     case failed(DTLSError)
-    /// Closed by us (``DTLSEndpoint/close()``) or by the peer's close_notify.
+    /// Closed by us (`DTLSEndpoint/close()`) or by the peer's close_notify.
     case closed
 }

@@ -5,9 +5,9 @@
 #endif
 
 /// Turns a STUN server's host name into addresses (`getaddrinfo`, UDP), for server-reflexive gathering.
-public enum HostResolver {
+package enum HostResolver {
     /// The addresses of `host` (a name or a numeric address) with `port`, IPv4 first; empty when it does not resolve.
-    public static func resolve(host: String, port: UInt16) -> [SocketAddress] {
+    package static func resolve(host: String, port: UInt16) -> [SocketAddress] {
         let trimmed = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

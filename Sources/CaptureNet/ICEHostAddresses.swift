@@ -5,11 +5,11 @@
 #endif
 
 /// The addresses of this machine's interfaces, for host candidates (RFC 8445 §5.1.1.1).
-public enum ICEHostAddresses {
+package enum ICEHostAddresses {
     /// The addresses (port 0: give each the socket's port with `withPort`) of interfaces that are up: IPv4 and
     /// IPv6, without link-local IPv6 (fe80::/10, which needs a scope ID no candidate carries) and, unless
     /// `includeLoopback`, without loopback. In `getifaddrs` order, duplicates removed; empty if it fails.
-    public static func current(includeLoopback: Bool = false) -> [SocketAddress] {
+    package static func current(includeLoopback: Bool = false) -> [SocketAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }

@@ -10,17 +10,17 @@ internal import CLinuxIO
 /// per wake, with the deadline to the nanosecond (no tick), retried when interrupted.
 ///
 /// Not thread-safe: the one thread that waits owns it. Allocates its descriptor table once.
-public struct SocketPoller {
+package struct SocketPoller {
     private var descriptors: [pollfd]
 
     /// A poller over `descriptors` (readability).
-    public init(descriptors: [Int32]) {
+    package init(descriptors: [Int32]) {
         self.descriptors = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
     }
 
     /// Waits until a descriptor is readable (or in error) or `timeout` has passed (`nil`: no limit; zero or less:
     /// just looks). Afterwards ``isReady(_:)`` says which are.
-    public mutating func wait(timeout: Duration?) throws(UDPSocketError) {
+    package mutating func wait(timeout: Duration?) throws(UDPSocketError) {
         for index in descriptors.indices { descriptors[index].revents = 0 }
         var spec = timespec()
         if let timeout {
@@ -40,7 +40,7 @@ public struct SocketPoller {
     }
 
     /// Whether the descriptor at `index` (in the order given) was readable, or in error, after the last wait.
-    public func isReady(_ index: Int) -> Bool {
+    package func isReady(_ index: Int) -> Bool {
         descriptors.indices.contains(index) && descriptors[index].revents != 0
     }
 }

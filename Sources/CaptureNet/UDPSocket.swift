@@ -16,32 +16,32 @@ internal import CLinuxIO
 /// Linux reports an ICMP error (port or host unreachable) on an unconnected UDP socket only with `IP_RECVERR`
 /// (`IPV6_RECVERR`), which every socket here sets: a send to an address no one listens on is then refused and
 /// counted whether or not the socket is connected. The kernel also queues each such error on the socket's error
-/// queue, which is drained (and counted as ``UDPSocketStatistics/icmpErrors``) by the next failed send and by
+/// queue, which is drained (and counted as `UDPSocketStatistics/icmpErrors`) by the next failed send and by
 /// ``receive(into:timeout:)``, so it never holds receive-buffer space or wakes `poll` in a loop.
 ///
 /// Thread-safe: one thread may send while another receives; ``close()`` may be called from any thread and is
 /// idempotent. The descriptor is only used under the lock (`sendto`/`recvfrom` are non-blocking there), so it is
 /// never used after being closed; only `poll` runs outside it, and a close during `poll` makes the next step
-/// report ``UDPSocketError/closed``.
-public final class UDPSocket: Sendable {
+/// report `UDPSocketError/closed`.
+package final class UDPSocket: Sendable {
     private struct State {
         var descriptor: Int32
         var statistics = UDPSocketStatistics()
     }
 
     /// The address the socket is bound to (with the real port when bound to port 0).
-    public let localAddress: SocketAddress
+    package let localAddress: SocketAddress
     private let state: Locked<State>
-    /// The descriptor, for `poll` only (see the type's discussion): a driver waits on it in ``SocketPoller`` and
+    /// The descriptor, for `poll` only (see the type's discussion): a driver waits on it in `SocketPoller` and
     /// then calls ``receiveIfReady(into:)``.
-    public let pollDescriptor: Int32
+    package let pollDescriptor: Int32
 
     /// The socket buffer size requested with `SO_RCVBUF`/`SO_SNDBUF` (the kernel caps it at its `rmem_max`/
     /// `wmem_max`).
-    public static let requestedBufferSize: Int32 = 4 << 20
+    package static let requestedBufferSize: Int32 = 4 << 20
 
     /// Opens a socket bound to `address` (port 0: an ephemeral port, see ``localAddress``).
-    public init(bindingTo address: SocketAddress) throws(UDPSocketError) {
+    package init(bindingTo address: SocketAddress) throws(UDPSocketError) {
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
         let descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .systemCall(name: "socket", errno: Errno(rawValue: errno)) }
@@ -86,11 +86,11 @@ public final class UDPSocket: Sendable {
     }
 
     /// What has been sent and received so far.
-    public var statistics: UDPSocketStatistics { state.withLock { $0.statistics } }
+    package var statistics: UDPSocketStatistics { state.withLock { $0.statistics } }
 
     /// Connects the socket to `peer`: ``send(_:to:)`` without an address goes there, and only its datagrams are
     /// received. Also makes the kernel report `ECONNREFUSED` for a closed peer port.
-    public func connect(to peer: SocketAddress) throws(UDPSocketError) {
+    package func connect(to peer: SocketAddress) throws(UDPSocketError) {
         var storage = sockaddr_storage()
         let length = peer.write(to: &storage)
         let result: Result<Void, UDPSocketError> = state.withLock { state in
@@ -107,7 +107,7 @@ public final class UDPSocket: Sendable {
     /// Sends one datagram to `peer` (or to the connected peer when `nil`). Returns whether it was sent; transient
     /// failures are counted in ``statistics``, never thrown. Allocates nothing.
     @discardableResult
-    public func send(_ datagram: UnsafeRawBufferPointer, to peer: SocketAddress? = nil) -> Bool {
+    package func send(_ datagram: UnsafeRawBufferPointer, to peer: SocketAddress? = nil) -> Bool {
         var storage = sockaddr_storage()
         let length = peer?.write(to: &storage) ?? 0
         return state.withLock { state in
@@ -146,7 +146,7 @@ public final class UDPSocket: Sendable {
 
     /// Waits up to `timeout` for a datagram and copies it into `buffer`. Returns its length (at most
     /// `buffer.count`; longer datagrams are truncated and counted) and its source, or `nil` on timeout.
-    public func receive(
+    package func receive(
         into buffer: UnsafeMutableRawBufferPointer, timeout: Duration
     ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
         let (seconds, attoseconds) = timeout.components
@@ -167,9 +167,9 @@ public final class UDPSocket: Sendable {
         }
     }
 
-    /// Takes one datagram if one is waiting, without blocking (a driver calls it after ``SocketPoller`` said the
+    /// Takes one datagram if one is waiting, without blocking (a driver calls it after `SocketPoller` said the
     /// socket is readable, until it returns `nil`): its length and source, as ``receive(into:timeout:)``.
-    public func receiveIfReady(
+    package func receiveIfReady(
         into buffer: UnsafeMutableRawBufferPointer
     ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
         try receiveNow(into: buffer)
@@ -223,8 +223,8 @@ public final class UDPSocket: Sendable {
         }
     }
 
-    /// Closes the socket. Idempotent; later sends return `false` and receives throw ``UDPSocketError/closed``.
-    public func close() {
+    /// Closes the socket. Idempotent; later sends return `false` and receives throw `UDPSocketError/closed`.
+    package func close() {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
             Glibc.close(state.descriptor)

@@ -1,7 +1,7 @@
-public import SystemPackage
+package import SystemPackage
 
-/// Why a ``UDPSocket`` operation failed.
-public enum UDPSocketError: Error, Sendable, Hashable {
+/// Why a `UDPSocket` operation failed.
+package enum UDPSocketError: Error, Sendable, Hashable {
     /// Another socket is bound to the address (`EADDRINUSE`).
     case portInUse(SocketAddress)
     /// A system call failed.

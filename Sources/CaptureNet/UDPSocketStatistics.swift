@@ -1,30 +1,30 @@
-/// What a ``UDPSocket`` has sent, received and failed to send.
-public struct UDPSocketStatistics: Sendable, Hashable, Codable {
+/// What a `UDPSocket` has sent, received and failed to send.
+package struct UDPSocketStatistics: Sendable, Hashable, Codable {
     /// Datagrams sent.
-    public var datagramsSent: Int = 0
+    package var datagramsSent: Int = 0
     /// Bytes sent.
-    public var bytesSent: Int = 0
+    package var bytesSent: Int = 0
     /// Datagrams received.
-    public var datagramsReceived: Int = 0
+    package var datagramsReceived: Int = 0
     /// Bytes received.
-    public var bytesReceived: Int = 0
+    package var bytesReceived: Int = 0
     /// Received datagrams longer than the caller's buffer (their tail was lost).
-    public var datagramsTruncated: Int = 0
+    package var datagramsTruncated: Int = 0
     /// Sends refused because the peer's port is closed or its host unreachable (`ECONNREFUSED`, `EHOSTUNREACH`,
     /// `ENETUNREACH`, reported after an ICMP error), connected or not.
-    public var connectionRefused: Int = 0
+    package var connectionRefused: Int = 0
     /// ICMP error reports (port or host unreachable) the kernel queued for earlier sends, taken off the socket's
     /// error queue. Each send that met a closed port is counted here once.
-    public var icmpErrors: Int = 0
+    package var icmpErrors: Int = 0
     /// Sends dropped for lack of kernel buffer space (`ENOBUFS`).
-    public var noBufferSpace: Int = 0
+    package var noBufferSpace: Int = 0
     /// Sends dropped because the socket buffer was full (`EAGAIN`).
-    public var wouldBlock: Int = 0
+    package var wouldBlock: Int = 0
     /// Sends that failed with another error.
-    public var otherSendErrors: Int = 0
+    package var otherSendErrors: Int = 0
     /// The errno of the last failed send.
-    public var lastSendErrno: Int32?
+    package var lastSendErrno: Int32?
 
     /// Creates empty statistics.
-    public init() {}
+    package init() {}
 }

@@ -155,7 +155,7 @@ extension CapturerProbe {
                         ICEServer(url: $0, username: iceUsername, credential: iceCredential)
                     }, encoder: encoder,
                     maxBitrateKbps: max(bitrate, 2_500), retransmission: !noRetransmission,
-                    firstTransmissionLoss: loss.map { PacketLossSimulator(lossPercent: $0, seed: seed) },
+                    firstTransmissionLoss: loss.map { SimulatedLoss(percent: $0, seed: seed) },
                     connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
                     metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy))
             let interrupted = InterruptFlag()

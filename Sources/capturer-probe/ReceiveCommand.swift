@@ -82,7 +82,7 @@ extension CapturerProbe {
                 local: local, rtcpMux: parameters?.rtcpMux ?? false,
                 assembler: RTPReceiverConfiguration(payloadType: parameters?.payloadType ?? 96),
                 srtp: parameters?.crypto,
-                loss: loss.map { PacketLossSimulator(lossPercent: $0, seed: seed) }, outputPath: output)
+                loss: loss.map { SimulatedLoss(percent: $0, seed: seed) }, outputPath: output)
             let receiver: VideoReceiver
             do {
                 receiver = try VideoReceiver(configuration: configuration)

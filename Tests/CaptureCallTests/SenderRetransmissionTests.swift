@@ -42,7 +42,7 @@ struct SenderRetransmissionTests {
 
     /// A sender (SSRC 0xCAFE, sequence numbers from 100) over a recording transport.
     static func sender(
-        retransmission: RetransmissionConfiguration, loss: PacketLossSimulator? = nil
+        retransmission: RetransmissionConfiguration, loss: SimulatedLoss? = nil
     ) throws -> (VideoSender, RecordingTransport) {
         let transport = RecordingTransport()
         let sender = try VideoSender(
@@ -120,7 +120,7 @@ struct SenderRetransmissionTests {
         let (sender, transport) = try Self.sender(
             retransmission: RetransmissionConfiguration(
                 rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit),
-            loss: PacketLossSimulator(lossPercent: 20, seed: 42))
+            loss: SimulatedLoss(percent: 20, seed: 42))
         defer { sender.finish() }
         for seed in 1...20 { sender.consume(Self.frame(size: 5_000, seed: UInt64(seed))) }
         let statistics = sender.statistics

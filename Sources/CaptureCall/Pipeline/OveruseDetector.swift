@@ -5,9 +5,9 @@
 /// ``Decision/stepDown`` or ``Decision/stepUp`` when the resolution should change (see ``OveruseConfiguration``).
 /// The caller applies the step (or not, at a limit) and reports it with ``didStep(_:)``, so that the detector
 /// knows whether a step up is possible and can back off after an oscillation.
-public struct OveruseDetector: Sendable, Hashable, Codable {
+package struct OveruseDetector: Sendable, Hashable, Codable {
     /// What the caller should do.
-    public enum Decision: String, Sendable, Hashable, Codable {
+    package enum Decision: String, Sendable, Hashable, Codable {
         /// Keep the resolution.
         case keep
         /// Encoding is too slow: lower the resolution one step.
@@ -17,13 +17,13 @@ public struct OveruseDetector: Sendable, Hashable, Codable {
     }
 
     /// The thresholds and windows.
-    public let configuration: OveruseConfiguration
+    package let configuration: OveruseConfiguration
     /// The mean usage of the last complete window, if any.
-    public private(set) var lastWindowUsage: Double?
+    package private(set) var lastWindowUsage: Double?
     /// How many steps below full resolution the caller is (as reported by ``didStep(_:)``).
-    public private(set) var level = 0
+    package private(set) var level = 0
     /// Consecutive underuse windows needed now (grows after oscillations).
-    public private(set) var requiredUnderuseWindows: Int
+    package private(set) var requiredUnderuseWindows: Int
 
     private var windowUsageSum = 0.0
     private var windowCount = 0
@@ -33,14 +33,14 @@ public struct OveruseDetector: Sendable, Hashable, Codable {
     private var windowsSinceStepUp: Int?
 
     /// Creates a detector.
-    public init(configuration: OveruseConfiguration = OveruseConfiguration()) {
+    package init(configuration: OveruseConfiguration = OveruseConfiguration()) {
         self.configuration = configuration
         requiredUnderuseWindows = max(1, configuration.underuseWindows)
     }
 
     /// Adds one frame's encode duration and the interval since the previous frame, both in nanoseconds. Samples
     /// with a non-positive interval are ignored.
-    public mutating func addSample(encodeDurationNs: Int64, frameIntervalNs: Int64) -> Decision {
+    package mutating func addSample(encodeDurationNs: Int64, frameIntervalNs: Int64) -> Decision {
         guard configuration.enabled, frameIntervalNs > 0, encodeDurationNs >= 0 else { return .keep }
         windowUsageSum += Double(encodeDurationNs) / Double(frameIntervalNs)
         windowCount += 1
@@ -73,7 +73,7 @@ public struct OveruseDetector: Sendable, Hashable, Codable {
 
     /// Tells the detector that the caller applied `decision` (``Decision/keep`` does nothing). A step down soon
     /// after a step up doubles the underuse windows needed for the next step up.
-    public mutating func didStep(_ decision: Decision) {
+    package mutating func didStep(_ decision: Decision) {
         switch decision {
         case .keep:
             return

@@ -1,23 +1,28 @@
 /// Drops a fixed share of arriving packets at random, reproducibly: the same seed drops the same packets.
 ///
-/// A receiver uses it (`capturer-probe receive --loss PCT --seed N`) to exercise loss recovery: sequence gaps,
-/// dropped frames, PLI and the sender's key frame. The generator is SplitMix64, so a run can be repeated exactly.
-public struct PacketLossSimulator: Sendable, Hashable, Codable {
+/// It applies a ``SimulatedLoss`` (the public description) for a receiver or a sender: sequence gaps, dropped frames,
+/// PLI and the sender's key frame. The generator is SplitMix64, so a run can be repeated exactly.
+package struct PacketLossSimulator: Sendable, Hashable, Codable {
     /// The share of packets dropped, in percent (0…100).
-    public let lossPercent: Double
+    package let lossPercent: Double
     /// The seed the generator started from.
-    public let seed: UInt64
+    package let seed: UInt64
     private var state: UInt64
 
     /// Creates a simulator dropping `lossPercent` percent of packets (clamped to 0…100), starting from `seed`.
-    public init(lossPercent: Double, seed: UInt64) {
+    package init(lossPercent: Double, seed: UInt64) {
         self.lossPercent = lossPercent.isFinite ? min(100, max(0, lossPercent)) : 0
         self.seed = seed
         self.state = seed
     }
 
+    /// Creates the simulator `loss` describes.
+    package init(_ loss: SimulatedLoss) {
+        self.init(lossPercent: loss.percent, seed: loss.seed)
+    }
+
     /// Whether the next packet is dropped. Advances the generator once per call, whatever the answer.
-    public mutating func shouldDrop() -> Bool {
+    package mutating func shouldDrop() -> Bool {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

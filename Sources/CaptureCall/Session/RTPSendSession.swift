@@ -86,7 +86,7 @@ public final class RTPSendSession {
         self.clock = clock
         metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
         packetizer = VP8Packetizer(configuration: configuration.packetizer)
-        loss = configuration.firstTransmissionLoss
+        loss = configuration.firstTransmissionLoss.map(PacketLossSimulator.init)
         schedule = RTCPInterval(intervalNs: configuration.rtcpIntervalNs, nowNs: nowNs)
         feedback.reserveCapacity(8)
         if let retransmission = configuration.retransmission {

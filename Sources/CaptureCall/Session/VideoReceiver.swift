@@ -112,7 +112,7 @@ public final class VideoReceiver: Sendable {
         pipeline = Locked(
             Pipeline(
                 assembler: VP8FrameAssembler(configuration: configuration.assembler), decoder: decoder,
-                outputPath: configuration.outputPath, loss: configuration.loss,
+                outputPath: configuration.outputPath, loss: configuration.loss.map(PacketLossSimulator.init),
                 schedule: RTCPInterval(intervalNs: configuration.rtcpIntervalNs, nowNs: MonotonicClock.nowNs())))
         let weak = WeakReceiver(receiver: self)
         activeThreads.withLock { $0 = configuration.rtcpMux ? 1 : 2 }

@@ -19,7 +19,7 @@ public struct VideoReceiverConfiguration: Sendable {
     /// SRTP keys, or `nil` for plain RTP. Packets that fail authentication are counted and never decoded.
     public var srtp: SRTPKeyingMaterial?
     /// Simulated loss of arriving RTP packets, or `nil` for none.
-    public var loss: PacketLossSimulator?
+    public var loss: SimulatedLoss?
     /// An IVF file to write the received (complete, decodable) frames to, or `nil`.
     public var outputPath: String?
 
@@ -27,7 +27,7 @@ public struct VideoReceiverConfiguration: Sendable {
     public init(
         local: SocketAddress, rtcpMux: Bool = false, assembler: RTPReceiverConfiguration = .init(),
         ssrc: UInt32 = .random(in: .min ... .max), cname: String = "capturer-probe-receiver",
-        rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil, loss: PacketLossSimulator? = nil,
+        rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil, loss: SimulatedLoss? = nil,
         outputPath: String? = nil
     ) {
         self.local = local

@@ -40,7 +40,7 @@ extension VideoSender {
 
     /// Takes one RTCP datagram from the peer (SRTCP when SRTP is on: it is unprotected in place in `buffer`), parses
     /// it and acts on it (see ``RTPSendSession/receiveRTCP(_:length:nowNs:currentTargetKbps:output:)``). A
-    /// ``PacketTransport``'s owner calls it for the RTCP it receives; a sender with its own sockets reads them itself.
+    /// `PacketTransport`'s owner calls it for the RTCP it receives; a sender with its own sockets reads them itself.
     /// Any thread.
     public func receiveRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) {
         let pipeline = pipeline.withLock { $0.pipeline }

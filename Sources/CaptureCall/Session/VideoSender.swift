@@ -12,7 +12,7 @@ public import Logging
     import Musl
 #endif
 
-/// The RTP end of a ``SendPipeline`` over plain UDP (or a ``PacketTransport``): it drives an ``RTPSendSession``, which
+/// The RTP end of a ``SendPipeline`` over plain UDP (or a `PacketTransport`): it drives an ``RTPSendSession``, which
 /// packetizes each encoded frame for VP8 (RFC 7741), protects it with SRTP when configured, sends RTCP sender reports
 /// with SDES about once a second, and answers the peer's RTCP (receiver reports give the round-trip time, PLI and new
 /// FIR ask the pipeline for a key frame, REMB and TMMBR set its target bit rate, generic NACKs are answered from a
@@ -74,7 +74,7 @@ public final class VideoSender: EncodedFrameSink {
     /// Sends through `transport` instead of sockets of its own (``VideoSenderConfiguration/remote`` and
     /// ``VideoSenderConfiguration/rtcpMux`` are then not used): the transport's owner delivers the peer's RTCP
     /// through ``receiveRTCP(_:length:)``. Sets up SRTP and starts the thread that sends the reports.
-    public convenience init(
+    package convenience init(
         configuration: VideoSenderConfiguration, transport: any PacketTransport,
         logger: Logger = Logger(label: "capture.call.sender"),
         metricsFactory: any MetricsFactory = MetricsSystem.factory

@@ -27,7 +27,7 @@ public struct VideoSenderConfiguration: Sendable {
     public var lossBasedRateControl: Bool
     /// Drops this share of first transmissions on the way out, never retransmissions, reproducibly (the kernel's
     /// netem is not always available): exercises the receiver's NACKs and our answers. `nil` drops nothing.
-    public var firstTransmissionLoss: PacketLossSimulator?
+    public var firstTransmissionLoss: SimulatedLoss?
     /// The camera's id, the `device` dimension of the sender's metrics (`camera_rtp_sender_*`, reported through
     /// swift-metrics once the app bootstraps a backend).
     public var metricsDeviceID: String
@@ -37,7 +37,7 @@ public struct VideoSenderConfiguration: Sendable {
         remote: SocketAddress, rtcpMux: Bool = false, packetizer: RTPPacketizerConfiguration = .init(),
         cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil,
         remoteSRTP: SRTPKeyingMaterial? = nil, retransmission: RetransmissionConfiguration? = nil,
-        firstTransmissionLoss: PacketLossSimulator? = nil, lossBasedRateControl: Bool = false,
+        firstTransmissionLoss: SimulatedLoss? = nil, lossBasedRateControl: Bool = false,
         metricsDeviceID: String = "unknown"
     ) {
         self.lossBasedRateControl = lossBasedRateControl

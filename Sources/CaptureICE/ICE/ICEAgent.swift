@@ -1,4 +1,4 @@
-public import CaptureNet
+package import CaptureNet
 
 /// A sans-IO ICE agent (RFC 8445, full implementation, one component, UDP only) with consent freshness (RFC 7675).
 ///
@@ -25,7 +25,7 @@ public import CaptureNet
 /// §6.1.2.4); a STUN server's reflexive candidate is gathered and reported for signalling but not paired, for the
 /// same reason.
 ///
-/// TURN (RFC 8656, UDP): for each of ``Configuration/turnServers`` the agent runs a ``TURNAllocation`` on the host
+/// TURN (RFC 8656, UDP): for each of ``Configuration/turnServers`` the agent runs a `TURNAllocation` on the host
 /// socket of the server's family; its relayed address becomes a relay candidate (type preference 0, related address
 /// the mapped one), reported like a reflexive one and paired with every remote candidate of its family. Checks on a
 /// relay pair, their responses and consent go through the allocation (Send indications, ChannelData once the
@@ -39,48 +39,48 @@ public import CaptureNet
 /// ``add(stunServers:turnServers:)`` resumes gathering for them, reports what they give as events (to trickle) and
 /// pairs a new relay candidate with the remote candidates already known; a second ``ICEEvent/gatheringComplete``
 /// says when they are done.
-public final class ICEAgent {
+package final class ICEAgent {
     /// How an agent runs.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The initial role.
-        public var role: ICERole
+        package var role: ICERole
         /// Our ufrag and password.
-        public var localCredentials: ICECredentials
+        package var localCredentials: ICECredentials
         /// Our tie-breaker for role conflicts.
-        public var tieBreaker: UInt64
+        package var tieBreaker: UInt64
         /// Local interface addresses, each with the port of its family's socket; the first of a family is preferred.
-        public var hostAddresses: [SocketAddress]
+        package var hostAddresses: [SocketAddress]
         /// STUN servers to learn server-reflexive candidates from.
-        public var stunServers: [SocketAddress]
+        package var stunServers: [SocketAddress]
         /// Ta: the interval between new transactions, 50 ms by default.
-        public var pacingNs: UInt64 = 50_000_000
+        package var pacingNs: UInt64 = 50_000_000
         /// The first retransmission timeout, 250 ms; it doubles up to ``maximumRetransmissionTimeoutNs``.
-        public var initialRetransmissionTimeoutNs: UInt64 = 250_000_000
+        package var initialRetransmissionTimeoutNs: UInt64 = 250_000_000
         /// The largest retransmission timeout, 2 s (so a check fails after about 9.75 s).
-        public var maximumRetransmissionTimeoutNs: UInt64 = 2_000_000_000
+        package var maximumRetransmissionTimeoutNs: UInt64 = 2_000_000_000
         /// Transmissions of one request before it fails, 7.
-        public var maximumTransmissions = 7
+        package var maximumTransmissions = 7
         /// Put USE-CANDIDATE on every check when controlling (aggressive nomination) instead of nominating the first
         /// pair that succeeds with a second check.
-        public var aggressiveNomination = false
+        package var aggressiveNomination = false
         /// The interval between consent checks, drawn uniformly from this range (RFC 7675 §5.1: 4–6 s).
-        public var consentIntervalNs: ClosedRange<UInt64> = 4_000_000_000...6_000_000_000
+        package var consentIntervalNs: ClosedRange<UInt64> = 4_000_000_000...6_000_000_000
         /// Consent is lost when no consent check got a response for this long, 30 s.
-        public var consentTimeoutNs: UInt64 = 30_000_000_000
+        package var consentTimeoutNs: UInt64 = 30_000_000_000
         /// Checking fails when no pair is selected this long after checks could start, 30 s.
-        public var checkingTimeoutNs: UInt64 = 30_000_000_000
+        package var checkingTimeoutNs: UInt64 = 30_000_000_000
         /// TURN servers to allocate relayed candidates on.
-        public var turnServers: [TURNServer] = []
+        package var turnServers: [TURNServer] = []
         /// Which local candidates are offered and paired (``ICETransportPolicy/relay``: relayed ones only).
-        public var transportPolicy: ICETransportPolicy = .all
+        package var transportPolicy: ICETransportPolicy = .all
         /// The TURN allocations' timers.
-        public var turnTiming = TURNAllocation.Timing()
+        package var turnTiming = TURNAllocation.Timing()
         /// Run as an ICE-lite agent (RFC 8445 §2.5): always controlled, sends no checks and no consent checks,
         /// answers checks and selects the pair the peer nominates as soon as the nominating request arrives.
-        public var lite = false
+        package var lite = false
 
         /// A configuration; the tie-breaker and credentials are random unless given.
-        public init(
+        package init(
             role: ICERole = .controlling, localCredentials: ICECredentials = .random(),
             tieBreaker: UInt64 = UInt64.random(in: 0...UInt64.max), hostAddresses: [SocketAddress] = [],
             stunServers: [SocketAddress] = [], turnServers: [TURNServer] = [],
@@ -97,7 +97,7 @@ public final class ICEAgent {
     }
 
     /// What `handle(datagram:from:nowNs:)` did with a datagram.
-    public enum Disposition: Sendable, Hashable, Codable {
+    package enum Disposition: Sendable, Hashable, Codable {
         /// Not STUN (no magic cookie): not consumed, route it elsewhere.
         case notSTUN
         /// STUN-looking but malformed: consumed and dropped.
@@ -112,17 +112,17 @@ public final class ICEAgent {
         case dropped
 
         /// Whether the agent consumed the datagram (everything but ``notSTUN``).
-        public var isConsumed: Bool { self != .notSTUN }
+        package var isConsumed: Bool { self != .notSTUN }
     }
 
     /// What ``handleFromTURNServer(_:from:nowNs:)`` found in a datagram from a TURN server.
-    public enum RelayInput: Sendable, Hashable {
+    package enum RelayInput: Sendable, Hashable {
         /// Not from one of our TURN servers: route it as usual.
         case notFromTURNServer
         /// A message for the allocation itself (a response), or dropped as malformed: consumed.
         case consumed
         /// A datagram from `peer`, relayed to our relayed address `relay`: its bytes are `payload` within the input.
-        /// Route it as received from `peer` (STUN to ``ICEAgent/handle(datagram:from:relay:nowNs:)`` with `relay`).
+        /// Route it as received from `peer` (STUN to `ICEAgent/handle(datagram:from:relay:nowNs:)` with `relay`).
         case data(peer: SocketAddress, relay: SocketAddress, payload: Range<Int>)
     }
 
@@ -158,25 +158,25 @@ public final class ICEAgent {
     }
 
     /// The configuration as given.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The current role (it changes after a role conflict).
-    public private(set) var role: ICERole
+    package private(set) var role: ICERole
     /// The connection state.
-    public private(set) var state: ICEState = .new
+    package private(set) var state: ICEState = .new
     /// Local candidates: the host candidates (none under ``ICETransportPolicy/relay``), then any server-reflexive and
     /// relayed ones gathered.
-    public private(set) var localCandidates: [ICECandidate]
+    package private(set) var localCandidates: [ICECandidate]
     /// Remote candidates: signalled ones and peer-reflexive ones learned from checks.
-    public private(set) var remoteCandidates: [ICECandidate] = []
+    package private(set) var remoteCandidates: [ICECandidate] = []
     /// The peer's credentials, once set.
-    public private(set) var remoteCredentials: ICECredentials?
+    package private(set) var remoteCredentials: ICECredentials?
     /// Counters.
-    public private(set) var statistics = ICEStatistics()
+    package private(set) var statistics = ICEStatistics()
     /// Whether the peer signalled end-of-candidates.
-    public private(set) var remoteCandidatesComplete = false
+    package private(set) var remoteCandidatesComplete = false
 
     /// The check list, highest pair priority first.
-    public private(set) var pairs: [ICECandidatePair] = []
+    package private(set) var pairs: [ICECandidatePair] = []
     private var triggered: [(key: PathKey, useCandidate: Bool)] = []
     private var transactions: [STUNTransactionID: Transaction] = [:]
     private var transmitQueue: [(bytes: [UInt8], destination: SocketAddress)] = []
@@ -202,7 +202,7 @@ public final class ICEAgent {
 
     /// An agent in state ``ICEState/new``; it starts (gathering from STUN servers) on the first
     /// ``handleTimeout(nowNs:)``.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
         self.role = configuration.lite ? .controlled : configuration.role
         var hosts: [ICECandidate] = []
@@ -229,16 +229,16 @@ public final class ICEAgent {
     }
 
     /// The selected pair, if any.
-    public var selectedPair: ICECandidatePair? {
+    package var selectedPair: ICECandidatePair? {
         guard let selectedKey, let index = pairIndex(selectedKey) else { return nil }
         return pairs[index]
     }
 
     /// Whether media may be sent: a pair is selected and consent is fresh (state ``ICEState/connected``).
-    public var canSendMedia: Bool { state == .connected && selectedKey != nil }
+    package var canSendMedia: Bool { state == .connected && selectedKey != nil }
 
     /// Whether gathering is over: started, and every STUN and TURN server answered or gave up.
-    public var isGatheringComplete: Bool {
+    package var isGatheringComplete: Bool {
         started && pendingServers.isEmpty
             && !transactions.values.contains { if case .server = $0.purpose { true } else { false } }
             && !allocations.contains { $0.state == .new || $0.state == .allocating }
@@ -246,18 +246,18 @@ public final class ICEAgent {
 
     /// The TURN allocations' figures, one per TURN server (configured or added) of a family we have a host address
     /// of.
-    public var turnAllocations: [TURNAllocationStatistics] { allocations.map(\.statistics) }
+    package var turnAllocations: [TURNAllocationStatistics] { allocations.map(\.statistics) }
 
     /// Whether `address` is one of our TURN servers: what comes from it goes to
     /// ``handleFromTURNServer(_:from:nowNs:)``.
-    public func isTURNServer(_ address: SocketAddress) -> Bool {
+    package func isTURNServer(_ address: SocketAddress) -> Bool {
         allocations.contains { $0.server.address == address }
     }
 
     /// The TURN server and bound channel media to the selected pair's peer goes through, when the selected pair's
     /// local candidate is relayed (`channel` nil until the server confirmed the binding: use ``wrapForRelay(_:pair:)``
     /// until then).
-    public var selectedRelay: (server: SocketAddress, channel: UInt16?)? {
+    package var selectedRelay: (server: SocketAddress, channel: UInt16?)? {
         guard let pair = selectedPair, pair.local.kind == .relay,
             let allocation = allocation(relayedAddress: pair.local.address)
         else { return nil }
@@ -266,7 +266,7 @@ public final class ICEAgent {
 
     /// `payload` for `pair`'s peer, framed for the TURN server of `pair`'s relayed local candidate, and that server;
     /// `nil` when the pair's local candidate is not relayed (send `payload` straight to the peer).
-    public func wrapForRelay(
+    package func wrapForRelay(
         _ payload: [UInt8], pair: ICECandidatePair
     ) -> (bytes: [UInt8], destination: SocketAddress)? {
         guard pair.local.kind == .relay, let allocation = allocation(relayedAddress: pair.local.address) else {
@@ -278,14 +278,14 @@ public final class ICEAgent {
     // MARK: Inputs
 
     /// Sets the peer's credentials (from its SDP). Checks start once there are also remote candidates.
-    public func setRemote(credentials: ICECredentials) {
+    package func setRemote(credentials: ICECredentials) {
         remoteCredentials = credentials
     }
 
     /// Adds a remote candidate (signalled, possibly trickled). Unusable (TCP), non-RTP-component and duplicate
     /// candidates are ignored; returns whether it was added.
     @discardableResult
-    public func addRemoteCandidate(_ candidate: ICECandidate) -> Bool {
+    package func addRemoteCandidate(_ candidate: ICECandidate) -> Bool {
         guard state != .closed, candidate.isUsable, candidate.component == 1 else { return false }
         if let index = remoteCandidates.firstIndex(where: { $0.address == candidate.address }) {
             // A signalled candidate replaces a peer-reflexive one learned first (RFC 8445 §7.3.1.3).
@@ -311,7 +311,7 @@ public final class ICEAgent {
     /// family we have no host address of, and STUN servers under ``ICETransportPolicy/relay`` are skipped, as at
     /// start. Returns how many servers gathering resumed for (0: nothing changes, no event follows).
     @discardableResult
-    public func add(stunServers: [SocketAddress], turnServers: [TURNServer]) -> Int {
+    package func add(stunServers: [SocketAddress], turnServers: [TURNServer]) -> Int {
         guard state != .closed else { return 0 }
         var added = 0
         if configuration.transportPolicy == .all {
@@ -338,18 +338,18 @@ public final class ICEAgent {
     }
 
     /// The peer signalled end-of-candidates: when every pair has failed, the agent fails.
-    public func endOfCandidates() {
+    package func endOfCandidates() {
         remoteCandidatesComplete = true
     }
 
     /// Stops the agent: no more transmissions or events but ``ICEState/closed``.
-    public func close() {
+    package func close() {
         close(nowNs: 0)
     }
 
     /// Stops the agent, releasing every TURN allocation (a Refresh with LIFETIME 0, the only transmissions left to
     /// poll): no more events but ``ICEState/closed``.
-    public func close(nowNs: UInt64) {
+    package func close(nowNs: UInt64) {
         guard state != .closed else { return }
         transactions.removeAll()
         triggered.removeAll()
@@ -367,7 +367,7 @@ public final class ICEAgent {
     /// `relay` is our relayed address the datagram reached us through (from ``RelayInput/data(peer:relay:payload:)``),
     /// `nil` when it came straight to a host socket.
     @discardableResult
-    public func handle(
+    package func handle(
         datagram: UnsafeRawBufferPointer, from source: SocketAddress, relay: SocketAddress? = nil, nowNs: UInt64
     ) -> Disposition {
         guard STUNMessage.isSTUN(datagram) else { return .notSTUN }
@@ -389,7 +389,7 @@ public final class ICEAgent {
 
     /// `handle(datagram:from:relay:nowNs:)` for bytes in an array.
     @discardableResult
-    public func handle(
+    package func handle(
         datagram: [UInt8], from source: SocketAddress, relay: SocketAddress? = nil, nowNs: UInt64
     ) -> Disposition {
         datagram.withUnsafeBytes { handle(datagram: $0, from: source, relay: relay, nowNs: nowNs) }
@@ -398,7 +398,7 @@ public final class ICEAgent {
     /// Handles a datagram from `source`, which may be one of our TURN servers (``isTURNServer(_:)``): its responses
     /// go to the allocation (and may gather a relay candidate), and a peer's datagram inside a Data indication or
     /// ChannelData comes back as ``RelayInput/data(peer:relay:payload:)``. Never traps on any input.
-    public func handleFromTURNServer(
+    package func handleFromTURNServer(
         _ datagram: UnsafeRawBufferPointer, from source: SocketAddress, nowNs: UInt64
     ) -> RelayInput {
         guard let allocation = allocations.first(where: { $0.server.address == source }) else {
@@ -417,24 +417,24 @@ public final class ICEAgent {
     }
 
     /// `handleFromTURNServer(_:from:nowNs:)` for bytes in an array.
-    public func handleFromTURNServer(_ datagram: [UInt8], from source: SocketAddress, nowNs: UInt64) -> RelayInput {
+    package func handleFromTURNServer(_ datagram: [UInt8], from source: SocketAddress, nowNs: UInt64) -> RelayInput {
         datagram.withUnsafeBytes { handleFromTURNServer($0, from: source, nowNs: nowNs) }
     }
 
     // MARK: Outputs
 
     /// The next datagram to send and where, oldest first; `nil` when none is queued.
-    public func pollTransmit() -> (bytes: [UInt8], destination: SocketAddress)? {
+    package func pollTransmit() -> (bytes: [UInt8], destination: SocketAddress)? {
         transmitQueue.isEmpty ? nil : transmitQueue.removeFirst()
     }
 
     /// The next event, oldest first; `nil` when none is queued.
-    public func pollEvent() -> ICEEvent? {
+    package func pollEvent() -> ICEEvent? {
         eventQueue.isEmpty ? nil : eventQueue.removeFirst()
     }
 
     /// When ``handleTimeout(nowNs:)`` is next due (0: now, before the first call); `nil` when nothing is scheduled.
-    public var nextTimeoutNs: UInt64? {
+    package var nextTimeoutNs: UInt64? {
         guard state != .closed else { return nil }
         guard started else { return 0 }
         var next: UInt64?
@@ -452,7 +452,7 @@ public final class ICEAgent {
 
     /// Runs the timers due at `nowNs`: retransmissions and timeouts, consent, and at most one new paced transaction
     /// (a STUN server request, a triggered check, a nomination, or the next ordinary check).
-    public func handleTimeout(nowNs: UInt64) {
+    package func handleTimeout(nowNs: UInt64) {
         guard state != .closed else { return }
         started = true
         for allocation in allocations {

@@ -1,4 +1,4 @@
-/// Something an ``ICEAgent`` reports through ``ICEAgent/pollEvent()``.
+/// Something an `ICEAgent` reports through `ICEAgent/pollEvent()`.
 public enum ICEEvent: Sendable, Hashable, Codable {
     /// The connection state changed.
     case stateChanged(ICEState)

@@ -4,7 +4,7 @@ public enum ICEState: String, Sendable, Hashable, Codable {
     case new
     /// Connectivity checks are running; no pair is selected.
     case checking
-    /// A pair is selected and consent is fresh: media may flow (``ICEAgent/canSendMedia``).
+    /// A pair is selected and consent is fresh: media may flow (`ICEAgent/canSendMedia`).
     case connected
     /// Every pair failed (after end-of-candidates, or the checking timeout): no path.
     case failed

@@ -1,4 +1,4 @@
-public import CaptureNet
+package import CaptureNet
 
 #if canImport(Glibc)
     import Glibc
@@ -10,8 +10,8 @@ public import CaptureNet
 /// other kept raw.
 ///
 /// ``messageIntegrity(_:)`` and ``fingerprint(_:)`` are what a parsed message carried; when serializing, a message
-/// computes them itself (``STUNMessage/serialized(integrityKey:fingerprint:)``) and skips these cases.
-public enum STUNAttribute: Sendable, Hashable {
+/// computes them itself (`STUNMessage/serialized(integrityKey:fingerprint:)`) and skips these cases.
+package enum STUNAttribute: Sendable, Hashable {
     /// MAPPED-ADDRESS (0x0001): the reflexive address, not obfuscated (old servers only).
     case mappedAddress(SocketAddress)
     /// USERNAME (0x0006): for ICE, `"receiverUfrag:senderUfrag"`.
@@ -52,47 +52,47 @@ public enum STUNAttribute: Sendable, Hashable {
     case unknown(type: UInt16, value: [UInt8])
 
     /// Attribute type codes.
-    public enum Code {
+    package enum Code {
         /// MAPPED-ADDRESS.
-        public static let mappedAddress: UInt16 = 0x0001
+        package static let mappedAddress: UInt16 = 0x0001
         /// USERNAME.
-        public static let username: UInt16 = 0x0006
+        package static let username: UInt16 = 0x0006
         /// MESSAGE-INTEGRITY.
-        public static let messageIntegrity: UInt16 = 0x0008
+        package static let messageIntegrity: UInt16 = 0x0008
         /// ERROR-CODE.
-        public static let errorCode: UInt16 = 0x0009
+        package static let errorCode: UInt16 = 0x0009
         /// XOR-MAPPED-ADDRESS.
-        public static let xorMappedAddress: UInt16 = 0x0020
+        package static let xorMappedAddress: UInt16 = 0x0020
         /// PRIORITY.
-        public static let priority: UInt16 = 0x0024
+        package static let priority: UInt16 = 0x0024
         /// USE-CANDIDATE.
-        public static let useCandidate: UInt16 = 0x0025
+        package static let useCandidate: UInt16 = 0x0025
         /// FINGERPRINT.
-        public static let fingerprint: UInt16 = 0x8028
+        package static let fingerprint: UInt16 = 0x8028
         /// ICE-CONTROLLED.
-        public static let iceControlled: UInt16 = 0x8029
+        package static let iceControlled: UInt16 = 0x8029
         /// ICE-CONTROLLING.
-        public static let iceControlling: UInt16 = 0x802A
+        package static let iceControlling: UInt16 = 0x802A
         /// CHANNEL-NUMBER.
-        public static let channelNumber: UInt16 = 0x000C
+        package static let channelNumber: UInt16 = 0x000C
         /// LIFETIME.
-        public static let lifetime: UInt16 = 0x000D
+        package static let lifetime: UInt16 = 0x000D
         /// XOR-PEER-ADDRESS.
-        public static let xorPeerAddress: UInt16 = 0x0012
+        package static let xorPeerAddress: UInt16 = 0x0012
         /// DATA.
-        public static let data: UInt16 = 0x0013
+        package static let data: UInt16 = 0x0013
         /// REALM.
-        public static let realm: UInt16 = 0x0014
+        package static let realm: UInt16 = 0x0014
         /// NONCE.
-        public static let nonce: UInt16 = 0x0015
+        package static let nonce: UInt16 = 0x0015
         /// XOR-RELAYED-ADDRESS.
-        public static let xorRelayedAddress: UInt16 = 0x0016
+        package static let xorRelayedAddress: UInt16 = 0x0016
         /// REQUESTED-TRANSPORT.
-        public static let requestedTransport: UInt16 = 0x0019
+        package static let requestedTransport: UInt16 = 0x0019
     }
 
     /// This attribute's type code.
-    public var type: UInt16 {
+    package var type: UInt16 {
         switch self {
         case .mappedAddress: Code.mappedAddress
         case .username: Code.username

@@ -1,14 +1,14 @@
-public import CaptureNet
+package import CaptureNet
 
 /// A STUN message (RFC 8489 §5): class, method, transaction ID and attributes.
 ///
-/// Parsed from a datagram with every length checked (``init(parsing:)`` throws ``STUNParseError``, never traps), and
+/// Parsed from a datagram with every length checked (``init(parsing:)`` throws `STUNParseError`, never traps), and
 /// serialized with MESSAGE-INTEGRITY and FINGERPRINT computed over the bytes as written
 /// (``serialized(integrityKey:fingerprint:)``). Checking a received message's integrity needs its bytes, not this
-/// value: see ``STUNMessageIntegrity``.
-public struct STUNMessage: Sendable, Hashable {
+/// value: see `STUNMessageIntegrity`.
+package struct STUNMessage: Sendable, Hashable {
     /// A message class (RFC 8489 §5: the C1 and C0 bits).
-    public enum Class: UInt16, Sendable, Hashable, Codable {
+    package enum Class: UInt16, Sendable, Hashable, Codable {
         /// A request.
         case request = 0b00
         /// An indication.
@@ -20,25 +20,25 @@ public struct STUNMessage: Sendable, Hashable {
     }
 
     /// The Binding method, the only one ICE uses.
-    public static let binding: UInt16 = 0x001
+    package static let binding: UInt16 = 0x001
     /// The magic cookie 0x2112A442.
-    public static let magicCookie: UInt32 = 0x2112_A442
+    package static let magicCookie: UInt32 = 0x2112_A442
     /// The magic cookie in wire order.
     static let magicCookieBytes: [UInt8] = [0x21, 0x12, 0xA4, 0x42]
     /// The header's size.
-    public static let headerSize = 20
+    package static let headerSize = 20
 
     /// The class.
-    public var messageClass: Class
+    package var messageClass: Class
     /// The 12-bit method (``binding``).
-    public var method: UInt16
+    package var method: UInt16
     /// The transaction ID.
-    public var transactionID: STUNTransactionID
+    package var transactionID: STUNTransactionID
     /// The attributes in order.
-    public var attributes: [STUNAttribute]
+    package var attributes: [STUNAttribute]
 
     /// A message from its parts.
-    public init(
+    package init(
         _ messageClass: Class, method: UInt16 = STUNMessage.binding, transactionID: STUNTransactionID = .random(),
         attributes: [STUNAttribute] = []
     ) {
@@ -49,13 +49,13 @@ public struct STUNMessage: Sendable, Hashable {
     }
 
     /// Whether `bytes` looks like a STUN message: at least a header, top two bits zero, the magic cookie.
-    public static func isSTUN(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isSTUN(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= headerSize && bytes[0] & 0xC0 == 0 && bytes[4] == 0x21 && bytes[5] == 0x12
             && bytes[6] == 0xA4 && bytes[7] == 0x42
     }
 
     /// Parses one message that fills `bytes` exactly (a datagram).
-    public init(parsing bytes: UnsafeRawBufferPointer) throws(STUNParseError) {
+    package init(parsing bytes: UnsafeRawBufferPointer) throws(STUNParseError) {
         guard bytes.count >= Self.headerSize else { throw .tooShort(count: bytes.count) }
         guard bytes[0] & 0xC0 == 0 else { throw .notSTUN }
         let type = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
@@ -91,7 +91,7 @@ public struct STUNMessage: Sendable, Hashable {
     }
 
     /// Parses one message from `bytes`.
-    public init(parsing bytes: [UInt8]) throws(STUNParseError) {
+    package init(parsing bytes: [UInt8]) throws(STUNParseError) {
         let result: Result<STUNMessage, STUNParseError> = bytes.withUnsafeBytes { raw in
             do throws(STUNParseError) { return .success(try STUNMessage(parsing: raw)) } catch {
                 return .failure(error)
@@ -108,10 +108,10 @@ public struct STUNMessage: Sendable, Hashable {
             | (classBits & 0b10) << 7
     }
 
-    /// The message as bytes: the attributes (any ``STUNAttribute/messageIntegrity(_:)`` or
-    /// ``STUNAttribute/fingerprint(_:)`` among them skipped), then MESSAGE-INTEGRITY keyed with `integrityKey` when
+    /// The message as bytes: the attributes (any `STUNAttribute/messageIntegrity(_:)` or
+    /// `STUNAttribute/fingerprint(_:)` among them skipped), then MESSAGE-INTEGRITY keyed with `integrityKey` when
     /// given, then FINGERPRINT when `fingerprint` is true.
-    public func serialized(integrityKey: [UInt8]? = nil, fingerprint: Bool = false) -> [UInt8] {
+    package func serialized(integrityKey: [UInt8]? = nil, fingerprint: Bool = false) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128)
         bytes.appendBigEndian(messageType)
@@ -152,7 +152,7 @@ public struct STUNMessage: Sendable, Hashable {
 
     /// Writes ``serialized(integrityKey:fingerprint:)`` into `buffer`; returns the byte count, or `nil` (nothing
     /// written) when `buffer` is too small.
-    public func serialize(
+    package func serialize(
         into buffer: UnsafeMutableRawBufferPointer, integrityKey: [UInt8]? = nil, fingerprint: Bool = false
     ) -> Int? {
         let bytes = serialized(integrityKey: integrityKey, fingerprint: fingerprint)
@@ -168,32 +168,32 @@ public struct STUNMessage: Sendable, Hashable {
     }
 
     /// The first attribute of `type`'s case, if any (e.g. `message.first { if case .username = $0 … }`).
-    public func first<T>(_ extract: (STUNAttribute) -> T?) -> T? {
+    package func first<T>(_ extract: (STUNAttribute) -> T?) -> T? {
         for attribute in attributes { if let value = extract(attribute) { return value } }
         return nil
     }
 
     /// USERNAME, if present.
-    public var username: String? { first { if case .username(let name) = $0 { name } else { nil } } }
+    package var username: String? { first { if case .username(let name) = $0 { name } else { nil } } }
     /// XOR-MAPPED-ADDRESS (or MAPPED-ADDRESS when absent), if present.
-    public var mappedAddress: SocketAddress? {
+    package var mappedAddress: SocketAddress? {
         first { if case .xorMappedAddress(let address) = $0 { address } else { nil } }
             ?? first { if case .mappedAddress(let address) = $0 { address } else { nil } }
     }
     /// PRIORITY, if present.
-    public var priority: UInt32? { first { if case .priority(let value) = $0 { value } else { nil } } }
+    package var priority: UInt32? { first { if case .priority(let value) = $0 { value } else { nil } } }
     /// Whether USE-CANDIDATE is present.
-    public var useCandidate: Bool { attributes.contains(.useCandidate) }
+    package var useCandidate: Bool { attributes.contains(.useCandidate) }
     /// ICE-CONTROLLING's tie-breaker, if present.
-    public var iceControlling: UInt64? { first { if case .iceControlling(let value) = $0 { value } else { nil } } }
+    package var iceControlling: UInt64? { first { if case .iceControlling(let value) = $0 { value } else { nil } } }
     /// ICE-CONTROLLED's tie-breaker, if present.
-    public var iceControlled: UInt64? { first { if case .iceControlled(let value) = $0 { value } else { nil } } }
+    package var iceControlled: UInt64? { first { if case .iceControlled(let value) = $0 { value } else { nil } } }
     /// ERROR-CODE's code, if present.
-    public var errorCode: Int? { first { if case .errorCode(let code, _) = $0 { code } else { nil } } }
+    package var errorCode: Int? { first { if case .errorCode(let code, _) = $0 { code } else { nil } } }
     /// LIFETIME (TURN), if present.
-    public var lifetime: UInt32? { first { if case .lifetime(let seconds) = $0 { seconds } else { nil } } }
+    package var lifetime: UInt32? { first { if case .lifetime(let seconds) = $0 { seconds } else { nil } } }
     /// REALM, if present.
-    public var realm: String? { first { if case .realm(let text) = $0 { text } else { nil } } }
+    package var realm: String? { first { if case .realm(let text) = $0 { text } else { nil } } }
     /// NONCE, if present.
-    public var nonce: String? { first { if case .nonce(let text) = $0 { text } else { nil } } }
+    package var nonce: String? { first { if case .nonce(let text) = $0 { text } else { nil } } }
 }

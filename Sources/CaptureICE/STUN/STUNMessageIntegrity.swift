@@ -6,9 +6,9 @@ internal import CZlib
 ///
 /// Both cover the message up to the attribute, with the header's length field set as if the message ended just after
 /// that attribute. ICE uses short-term credentials: the key is the password's UTF-8 bytes (RFC 8445 §7.2.2).
-public enum STUNMessageIntegrity {
+package enum STUNMessageIntegrity {
     /// What a check of one attribute found.
-    public enum Verdict: Sendable, Hashable, Codable {
+    package enum Verdict: Sendable, Hashable, Codable {
         /// The attribute is present and correct.
         case valid
         /// The attribute is absent.
@@ -18,14 +18,14 @@ public enum STUNMessageIntegrity {
     }
 
     /// The value FINGERPRINT's CRC-32 is xored with.
-    public static let fingerprintXor: UInt32 = 0x5354_554E
+    package static let fingerprintXor: UInt32 = 0x5354_554E
 
     /// The key for short-term credentials: the password's bytes.
-    public static func key(password: String) -> [UInt8] { Array(password.utf8) }
+    package static func key(password: String) -> [UInt8] { Array(password.utf8) }
 
     /// The key for long-term credentials (RFC 8489 §9.2.2, TURN): MD5(username ":" realm ":" password), 16 bytes
     /// (empty if OpenSSL cannot compute MD5, which then fails every integrity check rather than trapping).
-    public static func key(username: String, realm: String, password: String) -> [UInt8] {
+    package static func key(username: String, realm: String, password: String) -> [UInt8] {
         let input = Array("\(username):\(realm):\(password)".utf8)
         var digest = [UInt8](repeating: 0, count: 16)
         var length: UInt32 = 0
@@ -39,7 +39,7 @@ public enum STUNMessageIntegrity {
     }
 
     /// Checks MESSAGE-INTEGRITY of the message in `bytes` with `key`.
-    public static func verifyIntegrity(_ bytes: UnsafeRawBufferPointer, key: [UInt8]) -> Verdict {
+    package static func verifyIntegrity(_ bytes: UnsafeRawBufferPointer, key: [UInt8]) -> Verdict {
         guard let offset = attributeOffset(STUNAttribute.Code.messageIntegrity, in: bytes) else { return .absent }
         guard hasConsistentLength(bytes), offset + 24 <= bytes.count, bytes[offset + 2] == 0, bytes[offset + 3] == 20
         else { return .invalid }
@@ -53,7 +53,7 @@ public enum STUNMessageIntegrity {
     }
 
     /// Checks FINGERPRINT of the message in `bytes`; it must be the last attribute.
-    public static func verifyFingerprint(_ bytes: UnsafeRawBufferPointer) -> Verdict {
+    package static func verifyFingerprint(_ bytes: UnsafeRawBufferPointer) -> Verdict {
         guard let offset = attributeOffset(STUNAttribute.Code.fingerprint, in: bytes) else { return .absent }
         guard hasConsistentLength(bytes), offset + 8 == bytes.count, bytes[offset + 2] == 0, bytes[offset + 3] == 4
         else { return .invalid }

@@ -1,7 +1,7 @@
 /// Why a datagram is not a well-formed STUN message (RFC 8489 §5, §14).
 ///
 /// Parsing never traps: every length is checked against the bytes at hand before it is read.
-public enum STUNParseError: Error, Sendable, Hashable, Codable {
+package enum STUNParseError: Error, Sendable, Hashable, Codable {
     /// Fewer bytes than the 20-byte header.
     case tooShort(count: Int)
     /// The two most significant bits of the first byte are not zero (not STUN; RFC 7983 would not route it here).

@@ -1,12 +1,12 @@
 /// A STUN transaction ID: 96 bits chosen at random by the client of a transaction (RFC 8489 §6).
-public struct STUNTransactionID: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct STUNTransactionID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The first 4 bytes, big-endian.
     private let high: UInt32
     /// The last 8 bytes, big-endian.
     private let low: UInt64
 
     /// A transaction ID from exactly 12 bytes; `nil` for any other count.
-    public init?(bytes: some Collection<UInt8>) {
+    package init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 12 else { return nil }
         var high: UInt32 = 0
         var low: UInt64 = 0
@@ -24,13 +24,13 @@ public struct STUNTransactionID: Sendable, Hashable, Codable, CustomStringConver
     }
 
     /// A fresh random transaction ID.
-    public static func random() -> STUNTransactionID {
+    package static func random() -> STUNTransactionID {
         var generator = SystemRandomNumberGenerator()
         return STUNTransactionID(high: generator.next(), low: generator.next())
     }
 
     /// The 12 bytes in wire order.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var result = [UInt8]()
         result.reserveCapacity(12)
         for shift in stride(from: 24, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: high >> shift)) }
@@ -39,7 +39,7 @@ public struct STUNTransactionID: Sendable, Hashable, Codable, CustomStringConver
     }
 
     /// The 12 bytes as 24 hexadecimal digits.
-    public var description: String {
+    package var description: String {
         bytes.map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text

@@ -1,9 +1,9 @@
-public import CaptureNet
+package import CaptureNet
 
 /// A sans-IO TURN client allocation (RFC 8656, UDP to the server, UDP relayed): one relayed transport address on one
 /// server, with the permissions and channels that let peers reach it.
 ///
-/// Like ``ICEAgent`` it owns no socket, thread or clock: whoever owns the socket the server is reached on sends what
+/// Like `ICEAgent` it owns no socket, thread or clock: whoever owns the socket the server is reached on sends what
 /// ``pollTransmit()`` returns to ``server``'s address, hands every datagram from that address to
 /// ``handle(_:nowNs:)``, and calls ``handleTimeout(nowNs:)`` when ``nextTimeoutNs`` is due.
 ///
@@ -22,28 +22,28 @@ public import CaptureNet
 ///
 /// Never traps on what the server sends: anything malformed or unexpected is counted and dropped. Not thread-safe and
 /// not `Sendable`: used by one thread at a time (the ICE agent that owns it).
-public final class TURNAllocation {
+package final class TURNAllocation {
     /// Timers and limits.
-    public struct Timing: Sendable {
+    package struct Timing: Sendable {
         /// The first retransmission timeout, 250 ms; it doubles up to ``maximumRetransmissionTimeoutNs``.
-        public var initialRetransmissionTimeoutNs: UInt64 = 250_000_000
+        package var initialRetransmissionTimeoutNs: UInt64 = 250_000_000
         /// The largest retransmission timeout, 2 s.
-        public var maximumRetransmissionTimeoutNs: UInt64 = 2_000_000_000
+        package var maximumRetransmissionTimeoutNs: UInt64 = 2_000_000_000
         /// Transmissions of one request before it fails, 7 (about 9.75 s with the defaults).
-        public var maximumTransmissions = 7
+        package var maximumTransmissions = 7
         /// The lifetime asked for in Allocate, 600 s (the server may grant less).
-        public var requestedLifetimeSeconds: UInt32 = 600
+        package var requestedLifetimeSeconds: UInt32 = 600
         /// How often a permission is renewed, 4 minutes (they expire after 5, RFC 8656 §9).
-        public var permissionRefreshNs: UInt64 = 240_000_000_000
+        package var permissionRefreshNs: UInt64 = 240_000_000_000
         /// How often a channel binding is renewed, 9 minutes (they expire after 10, RFC 8656 §12).
-        public var channelRefreshNs: UInt64 = 540_000_000_000
+        package var channelRefreshNs: UInt64 = 540_000_000_000
 
         /// The defaults.
-        public init() {}
+        package init() {}
     }
 
     /// What ``handle(_:nowNs:)`` found in a datagram from the server.
-    public enum Input: Sendable, Hashable {
+    package enum Input: Sendable, Hashable {
         /// A response or other message for the allocation itself: consumed.
         case consumed
         /// Malformed, unexpected, or failing its integrity check: counted and dropped.
@@ -102,19 +102,19 @@ public final class TURNAllocation {
     }
 
     /// The server.
-    public let server: TURNServer
+    package let server: TURNServer
     /// The timers.
-    public let timing: Timing
+    package let timing: Timing
     /// The state.
-    public private(set) var state: TURNAllocationState = .new
+    package private(set) var state: TURNAllocationState = .new
     /// The relayed transport address, once allocated.
-    public private(set) var relayedAddress: SocketAddress?
+    package private(set) var relayedAddress: SocketAddress?
     /// Our address as the server saw it (XOR-MAPPED-ADDRESS of the Allocate response), once allocated.
-    public private(set) var mappedAddress: SocketAddress?
+    package private(set) var mappedAddress: SocketAddress?
     /// The lifetime the server granted last, in seconds.
-    public private(set) var lifetimeSeconds: UInt32?
+    package private(set) var lifetimeSeconds: UInt32?
     /// Why the allocation failed, or the last operation on it did.
-    public private(set) var lastError: TURNError?
+    package private(set) var lastError: TURNError?
 
     private var counters: TURNAllocationStatistics
     private var realm: String?
@@ -130,17 +130,17 @@ public final class TURNAllocation {
     private var nextChannel: UInt16 = 0x4000
 
     /// The first and last channel numbers (RFC 8656 §12).
-    public static let channelNumbers: ClosedRange<UInt16> = 0x4000...0x4FFF
+    package static let channelNumbers: ClosedRange<UInt16> = 0x4000...0x4FFF
 
     /// An allocation on `server`, not started.
-    public init(server: TURNServer, timing: Timing = Timing()) {
+    package init(server: TURNServer, timing: Timing = Timing()) {
         self.server = server
         self.timing = timing
         self.counters = TURNAllocationStatistics(server: server.name)
     }
 
     /// The figures so far.
-    public var statistics: TURNAllocationStatistics {
+    package var statistics: TURNAllocationStatistics {
         var figures = counters
         figures.state = state
         figures.relayedAddress = relayedAddress
@@ -153,21 +153,21 @@ public final class TURNAllocation {
     // MARK: Inputs
 
     /// Sends the first Allocate (without credentials: the server's 401 tells the realm and nonce).
-    public func start(nowNs: UInt64) {
+    package func start(nowNs: UInt64) {
         guard state == .new else { return }
         state = .allocating
         send(.allocate, nowNs: nowNs)
     }
 
     /// Asks for a permission for `peer`'s IP address (sent once allocated, then renewed). Idempotent.
-    public func addPermission(for peer: SocketAddress) {
+    package func addPermission(for peer: SocketAddress) {
         guard state != .failed, state != .closed, permissions[peer.host] == nil else { return }
         permissions[peer.host] = (peer, Grant())
     }
 
     /// Asks for a channel to `peer` (sent once allocated, then renewed); also installs its permission. Idempotent;
     /// does nothing once every channel number is taken.
-    public func bindChannel(to peer: SocketAddress) {
+    package func bindChannel(to peer: SocketAddress) {
         guard state != .failed, state != .closed, channels[peer] == nil, Self.channelNumbers.contains(nextChannel)
         else { return }
         channels[peer] = (nextChannel, Grant())
@@ -176,13 +176,13 @@ public final class TURNAllocation {
     }
 
     /// The channel bound to `peer`, once the server confirmed it.
-    public func boundChannel(to peer: SocketAddress) -> UInt16? {
+    package func boundChannel(to peer: SocketAddress) -> UInt16? {
         guard let channel = channels[peer], channel.grant.granted else { return nil }
         return channel.number
     }
 
     /// Handles a datagram from the server. Never traps on any input.
-    public func handle(_ datagram: UnsafeRawBufferPointer, nowNs: UInt64) -> Input {
+    package func handle(_ datagram: UnsafeRawBufferPointer, nowNs: UInt64) -> Input {
         guard state != .closed else { return .dropped }
         if let first = datagram.first, (0x40...0x4F).contains(first) {
             return channelData(datagram)
@@ -213,12 +213,12 @@ public final class TURNAllocation {
     }
 
     /// `handle(_:nowNs:)` for bytes in an array.
-    public func handle(_ datagram: [UInt8], nowNs: UInt64) -> Input {
+    package func handle(_ datagram: [UInt8], nowNs: UInt64) -> Input {
         datagram.withUnsafeBytes { handle($0, nowNs: nowNs) }
     }
 
     /// Runs retransmissions and timeouts, and sends the refreshes, permissions and channel bindings due.
-    public func handleTimeout(nowNs: UInt64) {
+    package func handleTimeout(nowNs: UInt64) {
         guard state == .allocating || state == .allocated else { return }
         retransmit(nowNs: nowNs)
         guard state == .allocated else { return }
@@ -239,7 +239,7 @@ public final class TURNAllocation {
     }
 
     /// Releases the allocation (Refresh with LIFETIME 0, sent once) if there is one; nothing is sent afterwards.
-    public func close(nowNs: UInt64) {
+    package func close(nowNs: UInt64) {
         let wasAllocated = state == .allocated
         transactions.removeAll()
         if wasAllocated {
@@ -253,12 +253,12 @@ public final class TURNAllocation {
     // MARK: Outputs
 
     /// The next datagram for the server, oldest first; `nil` when none is queued.
-    public func pollTransmit() -> [UInt8]? {
+    package func pollTransmit() -> [UInt8]? {
         transmitQueue.isEmpty ? nil : transmitQueue.removeFirst()
     }
 
     /// When ``handleTimeout(nowNs:)`` is next due; `nil` when nothing is scheduled.
-    public var nextTimeoutNs: UInt64? {
+    package var nextTimeoutNs: UInt64? {
         guard state == .allocating || state == .allocated else { return nil }
         var next: UInt64?
         func consider(_ time: UInt64) { next = min(next ?? time, time) }
@@ -272,7 +272,7 @@ public final class TURNAllocation {
 
     /// `payload` for `peer`, framed for the server: ChannelData once the peer's channel is bound, a Send indication
     /// (XOR-PEER-ADDRESS and DATA) before. Send to ``server``'s address.
-    public func wrap(_ payload: [UInt8], to peer: SocketAddress) -> [UInt8] {
+    package func wrap(_ payload: [UInt8], to peer: SocketAddress) -> [UInt8] {
         counters.datagramsSent += 1
         if let channel = boundChannel(to: peer) {
             var bytes = [UInt8](repeating: 0, count: payload.count + 4)
@@ -288,7 +288,7 @@ public final class TURNAllocation {
 
     /// Writes ChannelData (RFC 8656 §12.4: channel number, length, the datagram; no padding over UDP) into `buffer`;
     /// returns the byte count, or `nil` when it does not fit or the payload is longer than 65535 bytes.
-    public static func frameChannelData(
+    package static func frameChannelData(
         channel: UInt16, payload: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer
     ) -> Int? {
         let total = payload.count + 4
@@ -305,7 +305,8 @@ public final class TURNAllocation {
 
     /// Reads a ChannelData header (RFC 8656 §12.4): the channel number and where its datagram lies in `datagram`;
     /// `nil` when the bytes are shorter than the header or than the length it declares.
-    public static func parseChannelData(_ datagram: UnsafeRawBufferPointer) -> (channel: UInt16, payload: Range<Int>)? {
+    package static func parseChannelData(_ datagram: UnsafeRawBufferPointer) -> (channel: UInt16, payload: Range<Int>)?
+    {
         guard let channel = channelNumber(datagram) else { return nil }
         let length = Int(datagram[2]) << 8 | Int(datagram[3])
         guard 4 + length <= datagram.count else { return nil }

@@ -1,4 +1,4 @@
-/// Where a ``TURNAllocation`` is in its life.
+/// Where a `TURNAllocation` is in its life.
 public enum TURNAllocationState: String, Sendable, Hashable, Codable {
     /// Not started.
     case new
@@ -6,7 +6,7 @@ public enum TURNAllocationState: String, Sendable, Hashable, Codable {
     case allocating
     /// The server granted a relayed address; refreshed before it expires.
     case allocated
-    /// The allocation failed or was lost (see ``TURNAllocation/lastError``).
+    /// The allocation failed or was lost (see `TURNAllocation/lastError`).
     case failed
     /// Released (Refresh with LIFETIME 0 sent).
     case closed

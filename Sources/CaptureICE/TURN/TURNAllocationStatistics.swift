@@ -1,6 +1,6 @@
 public import CaptureNet
 
-/// What one ``TURNAllocation`` has done, for logs and probes.
+/// What one `TURNAllocation` has done, for logs and probes.
 public struct TURNAllocationStatistics: Sendable, Hashable, Codable {
     /// The server's name (its `turn:` URL).
     public var server: String

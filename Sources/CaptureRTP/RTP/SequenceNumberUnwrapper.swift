@@ -2,15 +2,15 @@
 ///
 /// Each number is placed at the 64-bit value nearest to the previous one, so reordering by less than half the
 /// 16-bit range (32768 packets) is unwrapped correctly in both directions.
-public struct SequenceNumberUnwrapper: Sendable, Hashable, Codable {
+package struct SequenceNumberUnwrapper: Sendable, Hashable, Codable {
     private var last: Int64?
 
     /// Creates an unwrapper that has seen nothing.
-    public init() {}
+    package init() {}
 
     /// The unwrapped value of `sequenceNumber`; the first number maps to itself (plus 65536, so that packets
     /// reordered before it stay positive).
-    public mutating func unwrap(_ sequenceNumber: UInt16) -> Int64 {
+    package mutating func unwrap(_ sequenceNumber: UInt16) -> Int64 {
         guard let last else {
             let value = Int64(sequenceNumber) + 0x1_0000
             self.last = value
@@ -23,7 +23,7 @@ public struct SequenceNumberUnwrapper: Sendable, Hashable, Codable {
     }
 
     /// The 16-bit sequence number of an unwrapped value.
-    public static func wrap(_ value: Int64) -> UInt16 {
+    package static func wrap(_ value: Int64) -> UInt16 {
         UInt16(truncatingIfNeeded: value)
     }
 }

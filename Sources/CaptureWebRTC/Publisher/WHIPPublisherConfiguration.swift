@@ -29,7 +29,7 @@ public struct WHIPPublisherConfiguration: Sendable {
     /// Offer RTX and answer NACKs with it (RFC 4588); without it NACKs are only counted.
     public var retransmission: Bool
     /// Drop this share of first transmissions on the way out (never retransmissions), reproducibly.
-    public var firstTransmissionLoss: PacketLossSimulator?
+    public var firstTransmissionLoss: SimulatedLoss?
     /// Local addresses to offer as host candidates; `nil` takes every interface that is up (loopback excluded).
     public var hostAddresses: [SocketAddress]?
     /// How long ICE and DTLS may take after the answer.
@@ -44,7 +44,7 @@ public struct WHIPPublisherConfiguration: Sendable {
         endpoint: URL, bearerToken: String? = nil, iceServers: [ICEServer] = [],
         encoder: VP8EncoderConfiguration = VP8EncoderConfiguration(), minBitrateKbps: Int = 100,
         maxBitrateKbps: Int = 2_500, maxPacketSize: Int = 1_200, retransmission: Bool = true,
-        firstTransmissionLoss: PacketLossSimulator? = nil, hostAddresses: [SocketAddress]? = nil,
+        firstTransmissionLoss: SimulatedLoss? = nil, hostAddresses: [SocketAddress]? = nil,
         connectTimeout: Duration = .seconds(10), httpTimeout: Duration = .seconds(10),
         metricsDeviceID: String = "unknown", iceTransportPolicy: ICETransportPolicy = .all,
         gatheringTimeout: Duration = .seconds(5)

@@ -1,4 +1,4 @@
-public import CaptureRTP
+package import CaptureRTP
 
 /// The SDP offer a WHIP publisher POSTs (RFC 9725 §4.2): one sendonly VP8 video section over
 /// `UDP/TLS/RTP/SAVPF`, bundled, rtcp-mux only, with declared SSRCs (Janus drops RTP from SSRCs it cannot map) and,
@@ -6,28 +6,28 @@ public import CaptureRTP
 ///
 /// ICE credentials, the DTLS fingerprint and candidates are plain strings in their SDP form, so any ICE/DTLS
 /// implementation can fill them in. ``render()`` writes CRLF line ends (simple-whip-server's regexes need them).
-public struct PublishOffer: Sendable, Hashable, Codable {
+package struct PublishOffer: Sendable, Hashable, Codable {
     /// The RTP header extension URI of the media identification (`mid`) extension (RFC 8843).
-    public static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    package static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
     /// The RTP header extension URI of coordination of video orientation (3GPP TS 26.114).
-    public static let videoOrientationExtensionURI = "urn:3gpp:video-orientation"
+    package static let videoOrientationExtensionURI = "urn:3gpp:video-orientation"
     /// The RTP header extension URI of the transport-wide sequence number used by transport-cc feedback.
-    public static let transportWideCCExtensionURI =
+    package static let transportWideCCExtensionURI =
         "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
     /// The RTCP feedback offered for VP8 by default, in this order.
-    public static let defaultRTCPFeedback = ["goog-remb", "transport-cc", "ccm fir", "nack", "nack pli"]
+    package static let defaultRTCPFeedback = ["goog-remb", "transport-cc", "ccm fir", "nack", "nack pli"]
 
     /// The RTP header extension ids to offer; `nil` leaves an extension out.
-    public struct HeaderExtensionIDs: Sendable, Hashable, Codable {
-        /// The id of ``PublishOffer/midExtensionURI`` (1 by default).
-        public var mid: UInt8?
-        /// The id of ``PublishOffer/videoOrientationExtensionURI`` (2 by default).
-        public var videoOrientation: UInt8?
-        /// The id of ``PublishOffer/transportWideCCExtensionURI`` (3 by default).
-        public var transportWideCC: UInt8?
+    package struct HeaderExtensionIDs: Sendable, Hashable, Codable {
+        /// The id of `PublishOffer/midExtensionURI` (1 by default).
+        package var mid: UInt8?
+        /// The id of `PublishOffer/videoOrientationExtensionURI` (2 by default).
+        package var videoOrientation: UInt8?
+        /// The id of `PublishOffer/transportWideCCExtensionURI` (3 by default).
+        package var transportWideCC: UInt8?
 
         /// Creates the set of ids.
-        public init(mid: UInt8? = 1, videoOrientation: UInt8? = 2, transportWideCC: UInt8? = 3) {
+        package init(mid: UInt8? = 1, videoOrientation: UInt8? = 2, transportWideCC: UInt8? = 3) {
             self.mid = mid
             self.videoOrientation = videoOrientation
             self.transportWideCC = transportWideCC
@@ -35,57 +35,57 @@ public struct PublishOffer: Sendable, Hashable, Codable {
     }
 
     /// The RFC 4588 retransmission stream: its payload type and SSRC.
-    public struct Retransmission: Sendable, Hashable, Codable {
+    package struct Retransmission: Sendable, Hashable, Codable {
         /// The RTX payload type (97 by default), associated with the VP8 one by `a=fmtp:<pt> apt=<vp8>`.
-        public var payloadType: UInt8
+        package var payloadType: UInt8
         /// The RTX SSRC, paired with the media SSRC by `a=ssrc-group:FID`.
-        public var ssrc: UInt32
+        package var ssrc: UInt32
 
         /// Creates the retransmission parameters.
-        public init(payloadType: UInt8 = 97, ssrc: UInt32) {
+        package init(payloadType: UInt8 = 97, ssrc: UInt32) {
             self.payloadType = payloadType
             self.ssrc = ssrc
         }
     }
 
     /// Our ICE username fragment (`a=ice-ufrag`).
-    public var iceUfrag: String
+    package var iceUfrag: String
     /// Our ICE password (`a=ice-pwd`).
-    public var icePassword: String
+    package var icePassword: String
     /// Our certificate's fingerprint as `a=fingerprint` carries it: `"sha-256 AB:CD:…"`.
-    public var fingerprint: String
+    package var fingerprint: String
     /// The MediaStream id (`a=msid-semantic`, `a=msid`, `a=ssrc:… msid:`).
-    public var streamID: String
+    package var streamID: String
     /// The MediaStreamTrack id.
-    public var trackID: String
+    package var trackID: String
     /// The RTCP CNAME (`a=ssrc:<ssrc> cname:`).
-    public var cname: String
+    package var cname: String
     /// The media SSRC.
-    public var ssrc: UInt32
+    package var ssrc: UInt32
     /// The VP8 payload type (96 by default).
-    public var payloadType: UInt8
+    package var payloadType: UInt8
     /// The retransmission stream, or `nil` to offer no RTX (no rtx payload type, no FID group).
-    public var rtx: Retransmission?
+    package var rtx: Retransmission?
     /// The media identification (`a=mid`, `a=group:BUNDLE`), `"0"` by default.
-    public var mid: String
+    package var mid: String
     /// The RTP header extensions and their ids.
-    public var extensionIDs: HeaderExtensionIDs
+    package var extensionIDs: HeaderExtensionIDs
     /// The `a=rtcp-fb` values for the VP8 payload type.
-    public var rtcpFeedback: [String]
+    package var rtcpFeedback: [String]
     /// Candidate attribute values known at offer time (`"1 1 udp 2130706431 10.0.0.1 5000 typ host"`); when not
     /// empty they are written with `a=end-of-candidates` (non-trickle) unless ``endOfCandidates`` is false. Empty:
     /// candidates are trickled later.
-    public var candidates: [String]
+    package var candidates: [String]
     /// Whether non-empty ``candidates`` end with `a=end-of-candidates` (the default); false when more may be trickled
     /// after the offer (RFC 8838: none may follow an end-of-candidates), which then ends with a PATCH.
-    public var endOfCandidates: Bool
+    package var endOfCandidates: Bool
     /// The nominal frame rate (`a=framerate`), or `nil`.
-    public var framerate: Double?
+    package var framerate: Double?
     /// The `o=` session id.
-    public var sessionID: UInt64
+    package var sessionID: UInt64
 
     /// Creates an offer configuration.
-    public init(
+    package init(
         iceUfrag: String, icePassword: String, fingerprint: String, streamID: String, trackID: String,
         cname: String, ssrc: UInt32, payloadType: UInt8 = 96, rtx: Retransmission?, mid: String = "0",
         extensionIDs: HeaderExtensionIDs = HeaderExtensionIDs(),
@@ -111,7 +111,7 @@ public struct PublishOffer: Sendable, Hashable, Codable {
     }
 
     /// The offer as a session description.
-    public func makeDescription() -> SessionDescription {
+    package func makeDescription() -> SessionDescription {
         typealias Attribute = SessionDescription.Attribute
         let pt = String(payloadType)
         var formats = [pt]
@@ -171,7 +171,7 @@ public struct PublishOffer: Sendable, Hashable, Codable {
     }
 
     /// The offer as SDP text with CRLF line ends, ready to POST as `application/sdp`.
-    public func render() -> String { makeDescription().render() }
+    package func render() -> String { makeDescription().render() }
 
     /// A candidate attribute value without a leading `candidate:` (both spellings are accepted).
     static func candidateValue(_ candidate: String) -> String {

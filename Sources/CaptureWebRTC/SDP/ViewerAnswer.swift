@@ -2,8 +2,8 @@ package import CaptureDTLS
 package import CaptureICE
 internal import CaptureRTP
 
-/// The preview's answer to a ``ViewerOffer``: a send-only VP8 section built like the publisher's offer
-/// (``PublishOffer``: declared SSRCs, RTX, the feedback we act on), then made an answer: our DTLS `setup`, only the
+/// The preview's answer to a `ViewerOffer`: a send-only VP8 section built like the publisher's offer
+/// (`PublishOffer`: declared SSRCs, RTX, the feedback we act on), then made an answer: our DTLS `setup`, only the
 /// header extensions the viewer offered, with its ids, and no offer-only attributes.
 ///
 /// `package`: CapturePreview's session renders it; it is not API.

@@ -3,28 +3,28 @@ internal import CaptureRTP
 /// A WHEP viewer's offer (a browser's `RTCPeerConnection` with a receive-only video transceiver), parsed for what the
 /// preview's answer needs: ICE credentials and candidates, the DTLS fingerprint and setup, the VP8 and RTX payload
 /// types, the mid and the header extension ids the browser offered.
-public struct ViewerOffer: Sendable, Hashable, Codable {
+package struct ViewerOffer: Sendable, Hashable, Codable {
     /// The offer's ICE ufrag.
-    public var iceUfrag: String
+    package var iceUfrag: String
     /// The offer's ICE password.
-    public var icePassword: String
+    package var icePassword: String
     /// The `a=fingerprint` value ("sha-256 AB:…").
-    public var fingerprint: String
+    package var fingerprint: String
     /// The offer's `a=setup` (`actpass` from browsers).
-    public var setup: String
+    package var setup: String
     /// The video section's mid.
-    public var mid: String
+    package var mid: String
     /// The VP8 payload type.
-    public var payloadType: UInt8
+    package var payloadType: UInt8
     /// The RTX payload type whose `apt` is the VP8 one, if offered.
-    public var rtxPayloadType: UInt8?
+    package var rtxPayloadType: UInt8?
     /// Header extension ids by URI.
-    public var extensionIDs: [String: UInt8]
+    package var extensionIDs: [String: UInt8]
     /// Candidate attribute values (mDNS `.local` ones included; the agent learns those peers from their checks).
-    public var candidates: [String]
+    package var candidates: [String]
 
     /// Parses `text`; what is missing or wrong otherwise.
-    public init(parsing text: String) throws(ViewerOfferError) {
+    package init(parsing text: String) throws(ViewerOfferError) {
         let description: SessionDescription
         do {
             description = try SessionDescription(parsing: text)

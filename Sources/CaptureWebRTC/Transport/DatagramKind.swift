@@ -1,7 +1,7 @@
 /// What a datagram on a WebRTC 5-tuple carries, told by its first byte as RFC 7983 §7 (updated by RFC 9443) has it:
 /// STUN 0–3, DTLS 20–63, RTP and RTCP 128–191 (the two told apart by the RTCP packet type in the second byte,
 /// RFC 5761 §4). Anything else (ZRTP 16–19, TURN channels 64–79, the rest) is not ours.
-public enum DatagramKind: String, Sendable, Hashable, Codable {
+package enum DatagramKind: String, Sendable, Hashable, Codable {
     /// A STUN message (ICE connectivity check, its response, or consent freshness).
     case stun
     /// A DTLS record.
@@ -14,7 +14,7 @@ public enum DatagramKind: String, Sendable, Hashable, Codable {
     case unknown
 
     /// Classifies `datagram` by its first byte (and, for RTP/RTCP, the second).
-    public init(classifying datagram: UnsafeRawBufferPointer) {
+    package init(classifying datagram: UnsafeRawBufferPointer) {
         guard let first = datagram.first else {
             self = .unknown
             return
