@@ -195,7 +195,7 @@ public final class PreviewSession: WHEPSessionHandler {
         let senders = fanout.all.values.compactMap(\.mediaStatistics)
         figures.viewers = senders.count
         figures.bitrateKbps = Double(pipeline.statistics.currentTargetKbps)
-        figures.rttMs = senders.compactMap(\.roundTripTimeMs).min()
+        figures.rttMs = senders.compactMap(\.roundTripTime).min()?.inMilliseconds
         return figures
     }
 }

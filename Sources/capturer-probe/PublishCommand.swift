@@ -141,6 +141,9 @@ extension CapturerProbe {
             var stunIntegrityFailures: Int
             var mediaBlocked: Int
             var sendErrors: Int
+            /// The connection's figures in W3C webrtc-stats' names and shapes (times in seconds), as the publication
+            /// ended.
+            var stats: WebRTCStatsReport?
         }
 
         mutating func run() async throws {
@@ -195,10 +198,11 @@ extension CapturerProbe {
                 let seconds = Double(last.ns &- first.ns) / 1e9
                 window = (Double(last.bytes - first.bytes) * 8 / 1_000 / seconds).rounded(places: 1)
             }
-            let statistics = try await run.stop {
+            let (statistics, stats) = try await run.stop {
                 let statistics = publisher.statistics
+                let stats = await publisher.statsReport()
                 await publisher.stop()
-                return statistics
+                return (statistics, stats)
             }
 
             let sent = statistics.sender ?? VideoSenderStatistics()
@@ -207,10 +211,10 @@ extension CapturerProbe {
             let streamSeconds = Double(max(1, sent.frames)) / max(1, granted.fps)
             let result = Output(
                 whip: whip, width: granted.dimensions.width, height: granted.dimensions.height, fps: granted.fps,
-                orientation: orientation.rawValue, answeredMs: statistics.answeredAfterNs.map(Self.ms),
-                connectedMs: statistics.connectedAfterNs.map(Self.ms),
-                iceConnectedMs: statistics.transport.iceConnectedAfterNs.map(Self.ms),
-                dtlsConnectedMs: statistics.transport.dtlsConnectedAfterNs.map(Self.ms),
+                orientation: orientation.rawValue, answeredMs: statistics.answeredAfter.map(Self.ms),
+                connectedMs: statistics.connectedAfter.map(Self.ms),
+                iceConnectedMs: statistics.transport.iceConnectedAfter.map(Self.ms),
+                dtlsConnectedMs: statistics.transport.dtlsConnectedAfter.map(Self.ms),
                 selectedPair: statistics.selectedPair, selectedPairTypes: statistics.selectedPairTypes,
                 iceTransportPolicy: iceTransportPolicy.rawValue, turnState: statistics.turn.first?.state.rawValue,
                 relayedAddress: statistics.turn.first?.relayedAddress.map { "\($0)" },
@@ -229,14 +233,14 @@ extension CapturerProbe {
                 lastRembKbps: sent.lastRequestedBitrateKbps, targetBitrateKbps: encoded.currentTargetKbps,
                 lossBasedEstimateKbps: sent.lossBasedEstimateKbps,
                 bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
-                lastFiveSecondsKbps: window, rttMs: sent.roundTripTimeMs.map { $0.rounded(places: 2) },
+                lastFiveSecondsKbps: window, rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) },
                 stunIntegrityFailures: statistics.ice.integrityFailures,
                 mediaBlocked: statistics.transport.mediaBlocked,
-                sendErrors: sent.sendErrors)
+                sendErrors: sent.sendErrors, stats: stats)
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
         }
 
-        static func ms(_ ns: UInt64) -> Double { (Double(ns) / 1e6).rounded(places: 1) }
+        static func ms(_ duration: Duration) -> Double { duration.inMilliseconds.rounded(places: 1) }
 
         static func failure(_ error: WHIPPublishError) -> ProbeFailure {
             switch error {

@@ -163,7 +163,7 @@ extension CapturerProbe {
                 firsReceived: sent.firsReceived, rembsReceived: sent.rembsReceived,
                 targetBitrateKbps: encoded.currentTargetKbps,
                 bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
-                rttMs: sent.roundTripTimeMs.map { $0.rounded(places: 2) }, sendErrors: sent.sendErrors,
+                rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) }, sendErrors: sent.sendErrors,
                 rtcpSent: sent.rtcpSent, rtcpMalformed: sent.rtcpMalformed, glassToWireMs: sent.glassToWire)
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
         }

@@ -92,7 +92,7 @@ final class FakeNetwork {
         #expect(b.selectedPair?.remote.address == hostA)
         #expect(b.selectedPair?.local.address == hostB)
         #expect(a.selectedPair?.nominated == true && b.selectedPair?.nominated == true)
-        #expect(a.statistics.timeToConnectedMs != nil)
+        #expect(a.statistics.timeToConnected != nil)
         #expect(a.statistics.selectedPair == a.selectedPair)
         #expect(a.statistics.successes >= 1)
         #expect(a.statistics.integrityFailures == 0 && b.statistics.integrityFailures == 0)

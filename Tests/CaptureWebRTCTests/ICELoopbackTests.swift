@@ -68,6 +68,6 @@ import Testing
         }
         #expect(a.selectedPair?.remote.address == socketB.localAddress)
         #expect(b.selectedPair?.remote.address == socketA.localAddress)
-        #expect(a.statistics.lastRoundTripMs.map { $0 < 1000 } == true)
+        #expect(a.statistics.lastRoundTrip.map { $0 < .seconds(1) } == true)
     }
 }

@@ -1,4 +1,5 @@
 import CaptureTestSupport
+import CaptureWebRTC
 import Foundation
 import Testing
 
@@ -31,6 +32,8 @@ struct JanusPublishTests {
         var endOfCandidatesSent: Bool
         var patchesRefused: Int
         var patchesFailed: Int
+        /// The W3C webrtc-stats report as the publication ended.
+        var stats: WebRTCStatsReport?
     }
 
     /// Runs `body` in a fresh lab with the built `capturer-probe`, or says loudly why the test is skipped.
@@ -111,6 +114,23 @@ struct JanusPublishTests {
             #expect(report.rembsReceived >= 1, "Janus's REMB (the room's bit rate) reached us")
             // The offer leaves candidates open (trickle); simple-whip-server takes the end-of-candidates PATCH.
             #expect(report.endOfCandidatesSent && report.patchesRefused == 0 && report.patchesFailed == 0)
+            // The W3C report says the same, and Janus's receiver reports fill remote-inbound-rtp.
+            let stats = try #require(report.stats)
+            let outbound = try #require(stats.outboundRTP)
+            // The report is made on the driver thread when asked; the other figures are its last snapshot (at most
+            // 50 ms old), so a frame or two may separate them.
+            #expect((report.framesSent...(report.framesSent + 3)).contains(outbound.framesSent))
+            #expect(outbound.pliCount >= report.plisReceived)
+            #expect(outbound.packetsSent >= report.packets + report.retransmissions)
+            #expect(outbound.frameWidth == 640 && outbound.frameHeight == 480)
+            #expect(outbound.encoderImplementation == "libvpx")
+            #expect((outbound.framesEncoded ?? 0) >= outbound.framesSent)
+            #expect(stats.candidatePair?.state == .succeeded && stats.transport.dtlsState == .connected)
+            #expect(stats.transport.selectedCandidatePairId == stats.candidatePair?.id)
+            let remote = try #require(stats.remoteInboundRTP, "Janus sends receiver reports")
+            #expect(remote.localId == outbound.id)
+            #expect(remote.roundTripTimeMeasurements >= 1, "Janus's reports carry LSR/DLSR")
+            #expect(remote.roundTripTime.map { $0 < .milliseconds(200) } == true)
         }
     }
 

@@ -26,14 +26,14 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var currentTargetKbps = 0
     /// The size of the last encoded frame, if any.
     public var currentOutputSize: Dimensions?
-    /// Mean time spent encoding a frame, in nanoseconds (including any rotation).
-    public var meanEncodeTimeNs: UInt64 = 0
-    /// Longest time spent encoding a frame, in nanoseconds.
-    public var maxEncodeTimeNs: UInt64 = 0
+    /// Mean time spent encoding a frame (including any rotation).
+    public var meanEncodeTime: Duration = .zero
+    /// Longest time spent encoding a frame.
+    public var maxEncodeTime: Duration = .zero
+    /// Time spent encoding, all frames together (W3C `totalEncodeTime`).
+    public var totalEncodeTime: Duration = .zero
     /// Frames that failed to adapt, rotate or encode.
     public var encodeFailures = 0
-    /// Sum of encode times, for the mean.
-    var totalEncodeTimeNs: UInt64 = 0
     /// Frames timed (encoded or dropped by rate control).
     var timedFrames: UInt64 = 0
 
@@ -41,9 +41,10 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public init() {}
 
     mutating func addEncodeTime(_ ns: UInt64) {
-        totalEncodeTimeNs &+= ns
+        let time = Duration.nanoseconds(Int64(clamping: ns))
+        totalEncodeTime += time
         timedFrames += 1
-        meanEncodeTimeNs = totalEncodeTimeNs / timedFrames
-        maxEncodeTimeNs = max(maxEncodeTimeNs, ns)
+        meanEncodeTime = totalEncodeTime / Int(clamping: timedFrames)
+        maxEncodeTime = max(maxEncodeTime, time)
     }
 }

@@ -309,10 +309,15 @@ public final class RTPSendSession {
             let rtt = RoundTripTime.compute(reportBlock: block, receivedAt: arrival)
             counters.receiverReports += 1
             counters.remoteFractionLost = Double(block.fractionLost) / 256
+            counters.remotePacketsLost = Int(block.cumulativeLost)
+            // RTP timestamp units of the 90 kHz video clock: 1 unit = 100_000 / 9 ns.
+            counters.remoteJitter = .nanoseconds(Int64(block.jitter) * 100_000 / 9)
             var rttNs: Int64?
             if let rtt {
                 let (seconds, attoseconds) = rtt.components
-                counters.roundTripTimeMs = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+                counters.roundTripTime = rtt
+                counters.totalRoundTripTime += rtt
+                counters.roundTripTimeMeasurements += 1
                 rttNs = seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
             }
             metrics.received(.report(fractionLost: Double(block.fractionLost) / 256, roundTripNs: rttNs))

@@ -43,10 +43,20 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var lastRequestedBitrateKbps = 0
     /// Receiver reports (report blocks about our SSRC) received.
     public var receiverReports = 0
-    /// The last round-trip time computed from a report block, in milliseconds (`nil` before any).
-    public var roundTripTimeMs: Double?
+    /// The last round-trip time computed from a report block (`nil` before any).
+    public var roundTripTime: Duration?
+    /// The sum of every round-trip time computed from a report block (W3C `totalRoundTripTime`).
+    public var totalRoundTripTime: Duration = .zero
+    /// How many round-trip times ``totalRoundTripTime`` sums.
+    public var roundTripTimeMeasurements = 0
     /// The fraction of our packets the receiver last reported lost (0…1).
     public var remoteFractionLost = 0.0
+    /// The receiver's cumulative count of our packets lost, from its last report (RFC 3550 §6.4.1; negative when
+    /// duplicates outnumber losses).
+    public var remotePacketsLost = 0
+    /// The receiver's last interarrival jitter estimate (RFC 3550 §6.4.1), converted from RTP timestamp units at the
+    /// video clock rate (90 kHz); `nil` before any report.
+    public var remoteJitter: Duration?
     /// RTCP compound packets sent (sender reports with SDES).
     public var rtcpSent = 0
     /// RTCP packets from the peer that did not parse (counted and ignored).

@@ -532,6 +532,7 @@ package final class ICEAgent {
         enqueue(
             response.serialized(integrityKey: STUNMessageIntegrity.key(password: local.password), fingerprint: true),
             to: source, relay: relay)
+        statistics.responsesSent += 1
 
         if !remoteCandidates.contains(where: { $0.address == source }) {
             // RFC 8445 §7.3.1.3: a peer-reflexive remote candidate, with the priority the peer computed for it.
@@ -566,6 +567,14 @@ package final class ICEAgent {
             if role == .controlled && pairs[index].nominated { select(index, nowNs: nowNs) }
         }
         return .answered
+    }
+
+    /// Counts one measured round trip of `ns` nanoseconds.
+    private func recordRoundTrip(_ ns: UInt64) {
+        let roundTrip = Duration.nanoseconds(Int64(clamping: ns))
+        statistics.lastRoundTrip = roundTrip
+        statistics.totalRoundTrip += roundTrip
+        statistics.roundTripMeasurements += 1
     }
 
     private func sendError(
@@ -614,7 +623,7 @@ package final class ICEAgent {
         case .consent(let key):
             if message.messageClass == .successResponse, source == key.remote, relay == key.relay, state == .connected {
                 statistics.consentResponsesReceived += 1
-                statistics.lastRoundTripMs = Double(nowNs &- transaction.firstSentNs) / 1e6
+                recordRoundTrip(nowNs &- transaction.firstSentNs)
                 lastConsentNs = nowNs
             }
             return .response
@@ -649,7 +658,7 @@ package final class ICEAgent {
             return
         }
         statistics.successes += 1
-        statistics.lastRoundTripMs = Double(nowNs &- sentNs) / 1e6
+        recordRoundTrip(nowNs &- sentNs)
         pairs[index].state = .succeeded
         if state == .failed {
             // A late triggered check got through: back to checking, with a fresh timeout.
@@ -959,8 +968,8 @@ package final class ICEAgent {
             allocation(relayedAddress: relay)?.bindChannel(to: key.remote)
         }
         statistics.selectedPair = pairs[index]
-        if statistics.timeToConnectedMs == nil, let firstCheckNs = firstCheckNs ?? checkingStartNs {
-            statistics.timeToConnectedMs = Double(nowNs &- firstCheckNs) / 1e6
+        if statistics.timeToConnected == nil, let firstCheckNs = firstCheckNs ?? checkingStartNs {
+            statistics.timeToConnected = .nanoseconds(Int64(clamping: nowNs &- firstCheckNs))
         }
         lastConsentNs = nowNs
         nextConsentNs = nowNs + UInt64.random(in: configuration.consentIntervalNs, using: &generator)

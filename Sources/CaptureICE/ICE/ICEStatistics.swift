@@ -30,14 +30,20 @@ public struct ICEStatistics: Sendable, Hashable, Codable {
     public var droppedByPolicy = 0
     /// The selected pair, once there is one.
     public var selectedPair: ICECandidatePair?
-    /// The round-trip time of the last successful check or consent request, in milliseconds.
-    public var lastRoundTripMs: Double?
+    /// The round-trip time of the last successful check or consent request.
+    public var lastRoundTrip: Duration?
+    /// The sum of every round trip measured by a check or consent request (W3C `totalRoundTripTime`).
+    public var totalRoundTrip: Duration = .zero
+    /// How many round trips ``totalRoundTrip`` sums.
+    public var roundTripMeasurements = 0
+    /// Success responses we sent to the peer's checks and consent requests.
+    public var responsesSent = 0
     /// Consent freshness requests sent (RFC 7675).
     public var consentRequestsSent = 0
     /// Consent freshness responses received.
     public var consentResponsesReceived = 0
-    /// From the first check sent to the selected pair, in milliseconds.
-    public var timeToConnectedMs: Double?
+    /// From the first check sent to the selected pair.
+    public var timeToConnected: Duration?
 
     /// Empty statistics.
     public init() {}

@@ -33,6 +33,8 @@ final class TransmitQueue {
     private var entries: [Entry?]
     private var head = 0
     private(set) var count = 0
+    /// Every datagram appended, and their bytes.
+    private(set) var appended = TrafficCount()
 
     init(slots: Int = 64, slotSize: Int = 2_048) {
         self.slotSize = slotSize
@@ -58,6 +60,7 @@ final class TransmitQueue {
         guard let length = fill(slot), length > 0, length <= slotSize else { return false }
         entries[index] = Entry(source: source, destination: destination, length: length)
         count += 1
+        appended.count(length)
         return true
     }
 
@@ -99,5 +102,17 @@ final class TransmitQueue {
         storage = bigger
         entries = moved
         head = 0
+    }
+}
+
+/// Datagrams and their bytes, counted.
+struct TrafficCount {
+    private(set) var packets = 0
+    private(set) var bytes = 0
+
+    /// Counts one datagram of `length` bytes.
+    mutating func count(_ length: Int) {
+        packets += 1
+        bytes += length
     }
 }

@@ -13,6 +13,7 @@ extension WebRTCConnection {
     func route(
         _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, relay: SocketAddress?, nowNs: UInt64
     ) {
+        if let pair = ice.selectedPair, pair.remote.address == source { pairReceived.count(datagram.count) }
         switch DatagramKind(classifying: UnsafeRawBufferPointer(datagram)) {
         case .stun:
             counters.stunReceived += 1
@@ -115,13 +116,15 @@ extension WebRTCConnection {
                 events.append(.relayFailed(error))
             case .gatheringComplete: events.append(.gatheringComplete)
             case .stateChanged(let state): events.append(.iceStateChanged(state))
-            case .selectedPair(let pair): events.append(.selectedPair(pair))
+            case .selectedPair(let pair):
+                selectedPairChanges += 1
+                events.append(.selectedPair(pair))
             case .roleChanged: break
             }
         }
         let pair = ice.selectedPair
-        if let pair, counters.iceConnectedAfterNs == nil, !isOver {
-            counters.iceConnectedAfterNs = nowNs &- startNs
+        if let pair, counters.iceConnectedAfter == nil, !isOver {
+            counters.iceConnectedAfter = .nanoseconds(Int64(clamping: nowNs &- startNs))
             logger.info("ICE connected", metadata: ["pair": "\(pair)", "types": "\(pair.candidateTypes)"])
         }
         switch phase {
@@ -184,7 +187,7 @@ extension WebRTCConnection {
                 dtls: handshake.dtls, keys: keys, media: media, range: range,
                 targetKbps: handshake.media?.startBitrateKbps ?? 0, srtpIn: srtpIn,
                 feedbackSSRC: UInt32.random(in: 1...UInt32.max), feedbackSRTCP: feedbackSRTCP))
-        counters.dtlsConnectedAfterNs = nowNs &- startNs
+        counters.dtlsConnectedAfter = .nanoseconds(Int64(clamping: nowNs &- startNs))
         logger.info("DTLS connected", metadata: ["profile": "\(keys.profile)"])
         events.append(.connected(keys))
     }
@@ -192,7 +195,7 @@ extension WebRTCConnection {
     func fail(_ error: WebRTCTransportError) {
         guard !isOver else { return }
         logger.warning("WebRTC connection failed", metadata: ["error": "\(error)"])
-        if case .connected(let established) = phase { finalMediaStatistics = established.media?.statistics }
+        keepFinalMediaFigures()
         phase = .failed(error)
         events.append(.failed(error))
     }
@@ -251,6 +254,7 @@ extension WebRTCConnection {
     /// or as a Send indication until then.
     @discardableResult
     func sendToPeer(_ datagram: UnsafeRawBufferPointer, route: Route) -> Bool {
+        pairSent.count(datagram.count)
         let peer = route.pair.remote.address
         guard let server = route.relayServer else {
             guard let source = hostAddress(for: peer) else { return false }

@@ -186,8 +186,18 @@ public final class WebRTCConnection {
     var events: [ConnectionEvent] = []
     var startNs: UInt64 = 0
     var counters = WebRTCTransportStatistics()
+    /// Everything received, and what the selected pair carried, for the W3C stats (the transport's sent figures are
+    /// the transmit queue's).
+    var received = TrafficCount()
+    var pairSent = TrafficCount()
+    var pairReceived = TrafficCount()
+    var selectedPairChanges = 0
+    /// Our DTLS role, from the peer's description.
+    var dtlsRole: DTLSRole?
     /// The stream's last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
     var finalMediaStatistics: VideoSenderStatistics?
+    /// The stream's SSRCs, kept with its last figures.
+    var finalSSRCs: (media: UInt32, rtx: UInt32?)?
     let logger: Logger
 
     /// Creates a connection that gathers from `configuration`'s addresses and servers (from the first
@@ -255,6 +265,7 @@ public final class WebRTCConnection {
         guard case .new = phase else { return }
         let nowNs = clock.nanoseconds(at: now)
         startNs = nowNs
+        dtlsRole = remote.dtlsRole
         ice.setRemote(credentials: remote.credentials)
         for candidate in remote.candidates { ice.addRemoteCandidate(candidate) }
         if remote.endOfCandidates { ice.endOfCandidates() }
@@ -340,7 +351,7 @@ public final class WebRTCConnection {
             drainDTLS(handshake.dtls)
         case .new, .failed: break
         }
-        if case .connected(let established) = phase { finalMediaStatistics = established.media?.statistics }
+        keepFinalMediaFigures()
         phase = .closed
         ice.close(nowNs: nowNs)
         drainICE()
@@ -356,6 +367,7 @@ public final class WebRTCConnection {
         at now: ContinuousClock.Instant
     ) {
         let nowNs = clock.nanoseconds(at: now)
+        received.count(datagram.count)
         if ice.isTURNServer(source) {
             handleFromTURNServer(datagram, from: source, nowNs: nowNs)
         } else {

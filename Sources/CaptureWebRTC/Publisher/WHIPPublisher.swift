@@ -47,8 +47,8 @@ public final class WHIPPublisher: Sendable {
     struct State {
         var phase = Phase.idle
         var startNs: UInt64 = 0
-        var answeredAfterNs: UInt64?
-        var connectedAfterNs: UInt64?
+        var answeredAfter: Duration?
+        var connectedAfter: Duration?
         /// The last transport, kept for statistics after stop.
         var transport: WebRTCTransport?
         var pipeline: SendPipeline?
@@ -137,7 +137,7 @@ public final class WHIPPublisher: Sendable {
             state.withLock { $0.phase = .stopped }
             throw .whip(error)
         }
-        state.withLock { $0.answeredAfterNs = MonotonicClock.nowNs() &- startNs }
+        state.withLock { $0.answeredAfter = .nanoseconds(Int64(clamping: MonotonicClock.nowNs() &- startNs)) }
         let answer = whip.answer
         let remote: WebRTCTransport.Remote
         do {
@@ -171,7 +171,7 @@ public final class WHIPPublisher: Sendable {
             await abandon(whip, transport)
             throw .transport(error)
         }
-        state.withLock { $0.connectedAfterNs = MonotonicClock.nowNs() &- startNs }
+        state.withLock { $0.connectedAfter = .nanoseconds(Int64(clamping: MonotonicClock.nowNs() &- startNs)) }
 
         let pipeline: SendPipeline
         do {
@@ -226,14 +226,14 @@ public final class WHIPPublisher: Sendable {
     /// Everything measured so far.
     public var statistics: WHIPPublisherStatistics {
         let snapshot = state.withLock {
-            ($0.transport, $0.pipeline, $0.answeredAfterNs, $0.connectedAfterNs)
+            ($0.transport, $0.pipeline, $0.answeredAfter, $0.connectedAfter)
         }
         let transport = snapshot.0
         return WHIPPublisherStatistics(
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
-            sender: transport?.mediaStatistics, pipeline: snapshot.1?.statistics, answeredAfterNs: snapshot.2,
-            connectedAfterNs: snapshot.3, turn: transport?.turnAllocations ?? [],
+            sender: transport?.mediaStatistics, pipeline: snapshot.1?.statistics, answeredAfter: snapshot.2,
+            connectedAfter: snapshot.3, turn: transport?.turnAllocations ?? [],
             trickle: state.withLock { $0.trickle })
     }
 

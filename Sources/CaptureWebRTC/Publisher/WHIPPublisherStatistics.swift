@@ -21,16 +21,16 @@ public struct WHIPPublisherStatistics: Sendable {
     public var sender: VideoSenderStatistics?
     /// The send pipeline's figures (frames encoded, key frames, target bit rate…), once it exists.
     public var pipeline: SendPipelineStatistics?
-    /// Nanoseconds from ``WHIPPublisher/start()`` to the answer.
-    public var answeredAfterNs: UInt64?
-    /// Nanoseconds from ``WHIPPublisher/start()`` to DTLS connected (media may flow).
-    public var connectedAfterNs: UInt64?
+    /// From ``WHIPPublisher/start()`` to the answer.
+    public var answeredAfter: Duration?
+    /// From ``WHIPPublisher/start()`` to DTLS connected (media may flow).
+    public var connectedAfter: Duration?
 
     /// Creates statistics.
     public init(
         transportState: String, selectedPair: String?, ice: ICEStatistics, transport: WebRTCTransportStatistics,
-        sender: VideoSenderStatistics?, pipeline: SendPipelineStatistics?, answeredAfterNs: UInt64?,
-        connectedAfterNs: UInt64?, turn: [TURNAllocationStatistics] = [], trickle: WHIPTrickleStatistics = .init()
+        sender: VideoSenderStatistics?, pipeline: SendPipelineStatistics?, answeredAfter: Duration?,
+        connectedAfter: Duration?, turn: [TURNAllocationStatistics] = [], trickle: WHIPTrickleStatistics = .init()
     ) {
         self.trickle = trickle
         self.turn = turn
@@ -40,7 +40,7 @@ public struct WHIPPublisherStatistics: Sendable {
         self.transport = transport
         self.sender = sender
         self.pipeline = pipeline
-        self.answeredAfterNs = answeredAfterNs
-        self.connectedAfterNs = connectedAfterNs
+        self.answeredAfter = answeredAfter
+        self.connectedAfter = connectedAfter
     }
 }

@@ -16,6 +16,8 @@ struct DriverInbox {
         case addICEServers(stun: [SocketAddress], turn: [TURNServer], events: AsyncStream<ICEEvent>.Continuation)
         case pictureLossIndication(mediaSSRC: UInt32)
         case nack(mediaSSRC: UInt32, sequenceNumbers: [UInt16])
+        /// W3C stats at the driver's now, for an async caller.
+        case statsReport(CheckedContinuation<WebRTCStatsReport, Never>)
         case close
     }
 
@@ -25,8 +27,10 @@ struct DriverInbox {
     var wakePending = false
     /// Frames dropped because the driver had fallen this far behind the encoder.
     var framesDropped = 0
-    /// The owner asked to close: no more commands are taken.
+    /// The owner asked to close: no more commands are taken (but stats requests, until the thread ends).
     var closing = false
+    /// The driver thread ended: nothing is taken; the last stats are in ``DriverView/lastStats``.
+    var finished = false
 }
 
 /// What the driver publishes for the owner's synchronous getters, and the async callers waiting on it.
@@ -40,6 +44,8 @@ struct DriverView {
     var selectedPair: ICECandidatePair?
     var mediaStatistics: VideoSenderStatistics?
     var isGatheringComplete = false
+    /// The W3C stats as the transport was made, then as the driver thread ended (for a caller refused after that).
+    var lastStats: WebRTCStatsReport
     /// The driver thread has ended: sockets closed, nothing more will change.
     var finished = false
     var nextWaiterID: UInt64 = 0
@@ -66,19 +72,25 @@ struct DriverView {
 /// either (continuations are resumed and the notifier signalled after the lock is let go).
 final class DriverShared: Sendable {
     let inbox = Locked(DriverInbox())
-    let view = Locked(DriverView())
+    let view: Locked<DriverView>
     let pipeline = Locked(WeakPipeline())
     let wake: EventNotifier
 
-    init(wake: EventNotifier) {
+    /// `stats` is the connection's report as it was made (what a stats request refused gets until the driver ends).
+    init(wake: EventNotifier, stats: WebRTCStatsReport) {
         self.wake = wake
+        view = Locked(DriverView(lastStats: stats))
     }
 
     /// Queues a command and wakes the driver; `false` once the transport is closing.
     @discardableResult
     func submit(_ command: DriverInbox.Command) -> Bool {
         let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.closing else { return (false, false) }
+            if case .statsReport = command {
+                guard !inbox.finished else { return (false, false) }
+            } else {
+                guard !inbox.closing else { return (false, false) }
+            }
             if case .close = command { inbox.closing = true }
             inbox.commands.append(command)
             defer { inbox.wakePending = true }
@@ -230,6 +242,10 @@ struct DriverLoop {
     }
 
     mutating func apply(_ command: DriverInbox.Command, at now: ContinuousClock.Instant) {
+        if case .statsReport(let waiter) = command {
+            waiter.resume(returning: connection.statsReport(at: now))
+            return
+        }
         dirty = true
         urgent = true
         switch command {
@@ -256,6 +272,7 @@ struct DriverLoop {
         case .pictureLossIndication(let ssrc): connection.sendPictureLossIndication(mediaSSRC: ssrc, at: now)
         case .nack(let ssrc, let numbers): connection.sendNACK(mediaSSRC: ssrc, sequenceNumbers: numbers, at: now)
         case .close: connection.close(at: now)
+        case .statsReport: break
         }
     }
 
@@ -356,14 +373,20 @@ struct DriverLoop {
     /// The thread ends: no more commands taken (an event stream still queued is finished), the last figures, every
     /// waiter resumed, the gathering stream finished.
     mutating func finish() {
+        let now = ContinuousClock.now
+        let finalStats = connection.statsReport(at: now)
+        // Stored before the inbox refuses stats requests, so that a refused caller finds it.
+        shared.view.withLock { $0.lastStats = finalStats }
         let left = shared.inbox.withLock { inbox in
             inbox.closing = true
+            inbox.finished = true
             inbox.frames.removeAll()
             defer { inbox.commands.removeAll() }
             return inbox.commands
         }
         for case .addICEServers(_, _, let events) in left { events.finish() }
-        publish(now: ContinuousClock.now)
+        for case .statsReport(let waiter) in left { waiter.resume(returning: finalStats) }
+        publish(now: now)
         let (connect, gather, finish, stream) = shared.view.withLock { view in
             view.finished = true
             defer {

@@ -122,7 +122,7 @@ public final class WebRTCTransport: EncodedFrameSink {
                 turnServers: configuration.turnServers, transportPolicy: configuration.transportPolicy,
                 mtu: configuration.mtu, credentials: credentials),
             certificate: certificate, clock: .now(), logger: logger)
-        let shared = DriverShared(wake: wake)
+        let shared = DriverShared(wake: wake, stats: connection.statsReport(at: .now))
         let candidates = connection.localCandidates
         shared.view.withLock { $0.localCandidates = candidates }
         self.shared = shared
@@ -196,6 +196,17 @@ public final class WebRTCTransport: EncodedFrameSink {
 
     /// The figures so far.
     public var statistics: WebRTCTransportStatistics { shared.view.withLock { $0.statistics } }
+
+    /// The connection's statistics in W3C webrtc-stats' names and shapes, as `getStats()` gives them: made on the
+    /// driver thread at its current time (the call waits for the driver's next turn, never for the network), or the
+    /// last ones once the transport has finished. See ``WebRTCConnection/statsReport(at:)``.
+    public func statsReport() async -> WebRTCStatsReport {
+        await withCheckedContinuation { waiter in
+            guard !shared.submit(.statsReport(waiter)) else { return }
+            // Refused only once the driver has ended, after it stored its last report.
+            waiter.resume(returning: shared.view.withLock { $0.lastStats })
+        }
+    }
 
     /// The sent stream's figures, once connected with a stream.
     public var mediaStatistics: VideoSenderStatistics? { shared.view.withLock { $0.mediaStatistics } }

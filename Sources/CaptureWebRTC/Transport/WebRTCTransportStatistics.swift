@@ -22,10 +22,10 @@ public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     /// Encoded frames dropped before sending because the driver thread had fallen 30 frames behind the encoder (a
     /// key frame is asked for each time).
     public var framesDropped = 0
-    /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to ICE's selected pair, once there is one.
-    public var iceConnectedAfterNs: UInt64?
-    /// Monotonic nanoseconds from ``WebRTCTransport/start(nowNs:)`` to DTLS connected, once it is.
-    public var dtlsConnectedAfterNs: UInt64?
+    /// From the start (the peer's description taken) to ICE's selected pair, once there is one.
+    public var iceConnectedAfter: Duration?
+    /// From the start (the peer's description taken) to DTLS connected, once it is.
+    public var dtlsConnectedAfter: Duration?
 
     /// Creates empty statistics.
     public init() {}

@@ -7,8 +7,8 @@ import CaptureICE
 import CaptureWebRTC
 import Testing
 
-/// Two whole connections (our publisher, controlling and DTLS client, against our own answering side, controlled
-/// and DTLS server, as the preview's is) through a seeded simulated network in virtual time: no sockets, no sleeps.
+/// Two whole connections (our publisher, controlling and DTLS server, against our own answering side, controlled
+/// and DTLS client, as the preview's is) through a seeded simulated network in virtual time: no sockets, no sleeps.
 @Suite("WebRTCConnection: whole connections in virtual time")
 struct WholeConnectionTests {
     static let publisherAddress = SocketAddress.loopbackIPv4(port: 40_000)

@@ -1,0 +1,109 @@
+internal import CaptureCall
+internal import CaptureDTLS
+internal import CaptureICE
+internal import CaptureRTP
+
+extension WebRTCConnection {
+    /// The connection's statistics at `now`, in W3C webrtc-stats' names and shapes (``WebRTCStatsReport``): the
+    /// transport, the selected pair and its candidates, and the stream we send as `outbound-rtp` and as the peer's
+    /// receiver reports describe it (`remote-inbound-rtp`). The encoder's fields of `outbound-rtp` are left `nil`:
+    /// the encoder is not the connection's.
+    public func statsReport(at now: ContinuousClock.Instant) -> WebRTCStatsReport {
+        var transport = RTCTransportStats(
+            iceRole: ice.role, iceLocalUsernameFragment: configuration.credentials.ufrag, iceState: ice.state,
+            dtlsState: dtlsTransportState)
+        transport.packetsSent = transmits.appended.packets
+        transport.bytesSent = transmits.appended.bytes
+        transport.packetsReceived = received.packets
+        transport.bytesReceived = received.bytes
+        transport.dtlsRole = dtlsRole
+        transport.selectedCandidatePairChanges = selectedPairChanges
+        if case .connected(let established) = phase { transport.srtpCipher = established.keys.profile.sdesName }
+
+        var report = WebRTCStatsReport(
+            timestamp: startNs == 0 ? .zero : .nanoseconds(Int64(clamping: clock.nanoseconds(at: now) &- startNs)),
+            transport: transport)
+        if let pair = ice.selectedPair {
+            let iceFigures = ice.statistics
+            var pairStats = RTCIceCandidatePairStats(pair)
+            pairStats.packetsSent = pairSent.packets
+            pairStats.bytesSent = pairSent.bytes
+            pairStats.packetsReceived = pairReceived.packets
+            pairStats.bytesReceived = pairReceived.bytes
+            pairStats.currentRoundTripTime = iceFigures.lastRoundTrip
+            pairStats.totalRoundTripTime = iceFigures.totalRoundTrip
+            pairStats.requestsSent = iceFigures.checksSent
+            pairStats.requestsReceived = iceFigures.checksReceived
+            pairStats.responsesReceived = iceFigures.successes + iceFigures.consentResponsesReceived
+            pairStats.responsesSent = iceFigures.responsesSent
+            pairStats.consentRequestsSent = iceFigures.consentRequestsSent
+            report.transport.selectedCandidatePairId = pairStats.id
+            report.candidatePair = pairStats
+            report.localCandidate = RTCIceCandidateStats(pair.local, local: true)
+            report.remoteCandidate = RTCIceCandidateStats(pair.remote, local: false)
+        }
+        if let stream = sentStream {
+            let sent = stream.statistics
+            var outbound = RTCOutboundRTPStreamStats(ssrc: stream.ssrc, rtxSsrc: stream.rtxSSRC)
+            outbound.packetsSent = sent.packets + sent.retransmissions
+            outbound.bytesSent = sent.bytes - sent.overheadBytes + sent.retransmittedBytes
+            outbound.headerBytesSent = sent.overheadBytes
+            outbound.retransmittedPacketsSent = sent.retransmissions
+            outbound.retransmittedBytesSent = sent.retransmittedBytes
+            outbound.framesSent = sent.frames
+            outbound.keyFramesEncoded = sent.keyFramesSent
+            outbound.nackCount = sent.nacksReceived
+            outbound.pliCount = sent.plisReceived
+            outbound.firCount = sent.firsReceived
+            if case .connected(let established) = phase {
+                outbound.targetBitrate = Double(established.targetKbps) * 1_000
+            }
+            report.outboundRTP = outbound
+            if sent.receiverReports > 0 {
+                report.remoteInboundRTP = RTCRemoteInboundRTPStreamStats(
+                    ssrc: stream.ssrc, localId: outbound.id, packetsLost: sent.remotePacketsLost,
+                    fractionLost: sent.remoteFractionLost, jitter: sent.remoteJitter ?? .zero,
+                    roundTripTime: sent.roundTripTime, totalRoundTripTime: sent.totalRoundTripTime,
+                    roundTripTimeMeasurements: sent.roundTripTimeMeasurements)
+            }
+        }
+        return report
+    }
+
+    /// The stream we send (live, or as it was when the connection closed or failed): its SSRCs and figures.
+    private var sentStream: (ssrc: UInt32, rtxSSRC: UInt32?, statistics: VideoSenderStatistics)? {
+        if case .connected(let established) = phase, let media = established.media {
+            return (media.ssrc, media.configuration.retransmission?.rtxSSRC, media.statistics)
+        }
+        guard let final = finalMediaStatistics, let ssrcs = finalSSRCs else { return nil }
+        return (ssrcs.media, ssrcs.rtx, final)
+    }
+
+    /// Keeps the stream's last figures and SSRCs as the connection leaves the connected phase (closed or failed).
+    func keepFinalMediaFigures() {
+        guard case .connected(let established) = phase, let media = established.media else { return }
+        finalMediaStatistics = media.statistics
+        finalSSRCs = (media.ssrc, media.configuration.retransmission?.rtxSSRC)
+    }
+
+    /// DTLS's state in W3C's terms.
+    private var dtlsTransportState: RTCDtlsTransportState {
+        switch phase {
+        case .new: .new
+        case .connecting(let handshake): Self.w3c(handshake.dtls.state)
+        case .connected(let established): Self.w3c(established.dtls.state)
+        case .failed(let error): error.code == .dtlsFailed ? .failed : .closed
+        case .closed: .closed
+        }
+    }
+
+    private static func w3c(_ state: DTLSState) -> RTCDtlsTransportState {
+        switch state {
+        case .new: .new
+        case .connecting: .connecting
+        case .connected: .connected
+        case .failed: .failed
+        case .closed: .closed
+        }
+    }
+}

@@ -1,0 +1,25 @@
+internal import CaptureCall
+internal import CaptureCore
+
+extension WHIPPublisher {
+    /// The publication's statistics in W3C webrtc-stats' names and shapes, as a browser's `getStats()` gives them:
+    /// the transport's report (``WebRTCTransport/statsReport()``) with the encoder's fields of `outbound-rtp` filled
+    /// from the send pipeline (`framesEncoded`, `frameWidth`, `frameHeight`, `totalEncodeTime`,
+    /// `encoderImplementation`, and `targetBitrate` as the encoder has it). `nil` before ``start()`` made a transport.
+    public func statsReport() async -> WebRTCStatsReport? {
+        let (transport, pipeline) = state.withLock { ($0.transport, $0.pipeline) }
+        guard let transport else { return nil }
+        var report = await transport.statsReport()
+        if let encoded = pipeline?.statistics, report.outboundRTP != nil {
+            report.outboundRTP?.framesEncoded = encoded.framesEncoded
+            report.outboundRTP?.frameWidth = encoded.currentOutputSize.map { Int($0.width) }
+            report.outboundRTP?.frameHeight = encoded.currentOutputSize.map { Int($0.height) }
+            report.outboundRTP?.totalEncodeTime = encoded.totalEncodeTime
+            report.outboundRTP?.encoderImplementation = "libvpx"
+            if encoded.currentTargetKbps > 0 {
+                report.outboundRTP?.targetBitrate = Double(encoded.currentTargetKbps) * 1_000
+            }
+        }
+        return report
+    }
+}
