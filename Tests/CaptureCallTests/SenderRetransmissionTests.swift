@@ -24,7 +24,7 @@ final class RecordingTransport: PacketTransport {
 struct SenderRetransmissionTests {
     /// Ages only the history's size judges here: a sanitized or starved run can take seconds between a frame and
     /// its NACK, which the default 1.5 s would count as too old.
-    static let noAgeLimit: UInt64 = 600_000_000_000
+    static let noAgeLimit = Duration.seconds(600)
 
     static func frame(size: Int, seed: UInt64) -> EncodedFrame {
         var generator = SeededGenerator(state: seed)
@@ -67,7 +67,7 @@ struct SenderRetransmissionTests {
     func rtxAnswers() throws {
         let (sender, transport) = try Self.sender(
             retransmission: RetransmissionConfiguration(
-                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit))
+                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAge: Self.noAgeLimit))
         defer { sender.finish() }
         sender.consume(Self.frame(size: 6_000, seed: 1))
         let media = try Self.rtp(transport.datagrams)
@@ -101,7 +101,7 @@ struct SenderRetransmissionTests {
     func plainResendAndAge() throws {
         let (sender, transport) = try Self.sender(
             retransmission: RetransmissionConfiguration(
-                rtxPayloadType: nil, historyPackets: 16, maximumAgeNs: Self.noAgeLimit))
+                rtxPayloadType: nil, historyPackets: 16, maximumAge: Self.noAgeLimit))
         defer { sender.finish() }
         for seed in 1...10 { sender.consume(Self.frame(size: 3_000, seed: UInt64(seed))) }
         let media = try Self.rtp(transport.datagrams)
@@ -119,7 +119,7 @@ struct SenderRetransmissionTests {
     func firstTransmissionLoss() throws {
         let (sender, transport) = try Self.sender(
             retransmission: RetransmissionConfiguration(
-                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: Self.noAgeLimit),
+                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAge: Self.noAgeLimit),
             loss: SimulatedLoss(percent: 20, seed: 42))
         defer { sender.finish() }
         for seed in 1...20 { sender.consume(Self.frame(size: 5_000, seed: UInt64(seed))) }
@@ -140,7 +140,8 @@ extension SenderRetransmissionTests {
     @Test("a packet older than the maximum age is not resent (the receiver has given up on it)")
     func maximumAge() async throws {
         let (sender, transport) = try Self.sender(
-            retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAgeNs: 50_000_000))
+            retransmission: RetransmissionConfiguration(
+                rtxPayloadType: 97, rtxSSRC: 0xBEEF, maximumAge: .milliseconds(50)))
         defer { sender.finish() }
         sender.consume(Self.frame(size: 1_000, seed: 3))
         let first = try #require(try Self.rtp(transport.datagrams).first)

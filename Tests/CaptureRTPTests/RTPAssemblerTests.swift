@@ -105,7 +105,7 @@ struct RTPAssemblerTests {
         let lostSequence = sent[1].packets[1].sequenceNumber
         packets.removeAll { $0.sequenceNumber == lostSequence }
         let assembler = VP8FrameAssembler(
-            configuration: RTPReceiverConfiguration(maxReorderDelayNs: 50_000_000))
+            configuration: RTPReceiverConfiguration(maxReorderDelay: .milliseconds(50)))
         // 33 ms between packets: the gap settles after the next packet or two.
         let events = Self.feed(packets, to: assembler, stepNs: 33_000_000)
         let frames = Self.frames(events)

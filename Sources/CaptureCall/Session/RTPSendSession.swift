@@ -1,11 +1,11 @@
 internal import CaptureCore
-public import CaptureRTP
-public import CaptureVP8
-public import CoreMetrics
-public import Logging
+package import CaptureRTP
+package import CaptureVP8
+package import CoreMetrics
+package import Logging
 
 /// What a peer's RTCP asks of the encoder that feeds an ``RTPSendSession``.
-public enum RTPSenderFeedback: Sendable, Hashable {
+package enum RTPSenderFeedback: Sendable, Hashable {
     /// A key frame, for a PLI or a new FIR (already rate-limited to one per 300 ms, WebRTC's rule).
     case keyFrameRequest(KeyFrameRequestReason)
     /// A new target bit rate, from a REMB or TMMBR ceiling or the loss-based estimate under it.
@@ -35,12 +35,12 @@ public enum RTPSenderFeedback: Sendable, Hashable {
 /// ``send(_:nowNs:output:)`` allocates nothing per packet in steady state: the packetizer lends one reusable buffer
 /// with SRTP trailer room, the history is a fixed ring, RTX packets are built in a buffer allocated once, and
 /// protection happens in place.
-public final class RTPSendSession {
+package final class RTPSendSession {
     /// The configuration (``VideoSenderConfiguration/remote`` and ``VideoSenderConfiguration/rtcpMux`` are the
     /// owner's business).
-    public let configuration: VideoSenderConfiguration
+    package let configuration: VideoSenderConfiguration
     /// The stream's SSRC.
-    public var ssrc: UInt32 { configuration.packetizer.ssrc }
+    package var ssrc: UInt32 { configuration.packetizer.ssrc }
 
     private var packetizer: VP8Packetizer
     /// Sent packets, unprotected, for NACKs (`nil` without retransmission).
@@ -70,7 +70,7 @@ public final class RTPSendSession {
     /// half an interval after `nowNs`.
     ///
     /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`.
-    public init(
+    package init(
         configuration: VideoSenderConfiguration, nowNs: UInt64, clock: NTPClockMapping = NTPClockMapping(),
         logger: Logger = Logger(label: "capture.call.sender"),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
@@ -87,7 +87,7 @@ public final class RTPSendSession {
         metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
         packetizer = VP8Packetizer(configuration: configuration.packetizer)
         loss = configuration.firstTransmissionLoss.map(PacketLossSimulator.init)
-        schedule = RTCPInterval(intervalNs: configuration.rtcpIntervalNs, nowNs: nowNs)
+        schedule = RTCPInterval(intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: nowNs)
         feedback.reserveCapacity(8)
         if let retransmission = configuration.retransmission {
             let packetSize = packetizer.configuration.maxPacketSize
@@ -119,24 +119,24 @@ public final class RTPSendSession {
     }
 
     /// The figures so far.
-    public var statistics: VideoSenderStatistics {
+    package var statistics: VideoSenderStatistics {
         var statistics = counters
         statistics.glassToWire = latency.summary
         return statistics
     }
 
     /// When the next sender report is due (`nowNs` clock).
-    public var nextReportNs: UInt64 { schedule.nextDueNs }
+    package var nextReportNs: UInt64 { schedule.nextDueNs }
 
     /// The next thing the encoder must do for the peer, or `nil`.
-    public func pollFeedback() -> RTPSenderFeedback? {
+    package func pollFeedback() -> RTPSenderFeedback? {
         feedback.isEmpty ? nil : feedback.removeFirst()
     }
 
     // MARK: Media
 
     /// Packetizes, stores, protects and hands each packet of `frame` to `output`, which returns whether it went out.
-    public func send(_ frame: EncodedFrame, nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+    package func send(_ frame: EncodedFrame, nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
         var packets = 0
         var bytes = 0
         var errors = 0
@@ -185,13 +185,13 @@ public final class RTPSendSession {
     // MARK: Reports
 
     /// Sends a sender report when one is due at `nowNs` (and schedules the next).
-    public func reportIfDue(nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+    package func reportIfDue(nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
         if schedule.isDue(nowNs: nowNs) { sendReport(nowNs: nowNs, bye: false, output: output) }
     }
 
     /// Sends a compound RTCP packet: a sender report (NTP↔RTP mapping, packet and octet counts) and SDES with the
     /// CNAME, and a BYE when `bye` is set. Protected with SRTCP when SRTP is on.
-    public func sendReport(nowNs: UInt64, bye: Bool, output: (UnsafeRawBufferPointer) -> Bool) {
+    package func sendReport(nowNs: UInt64, bye: Bool, output: (UnsafeRawBufferPointer) -> Bool) {
         let ntp = clock.ntp(atMonotonicNanoseconds: nowNs)
         // Frames carry their capture time on the 90 kHz clock, so the RTP time of "now" follows from the same clock.
         let rtpTimestamp = EncodedFrame.rtpTimestamp(fromNanoseconds: nowNs)
@@ -209,7 +209,7 @@ public final class RTPSendSession {
 
     /// Serializes `packets` as one compound packet, protects it as SRTCP when SRTP is on, and hands it to `output`.
     /// Whether it went out.
-    public func sendRTCP(_ packets: [RTCPPacket], output: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+    package func sendRTCP(_ packets: [RTCPPacket], output: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         CaptureCall.sendRTCP(packets, protectingWith: srtp, send: output)
     }
 
@@ -219,7 +219,7 @@ public final class RTPSendSession {
     /// it and acts on it: retransmissions go to `output` at once, requests for the encoder to ``pollFeedback()``.
     /// Malformed or unauthentic RTCP is counted and ignored. `currentTargetKbps` is the encoder's rate now, which
     /// the loss-based estimate moves from (`nil` when no encoder is attached).
-    public func receiveRTCP(
+    package func receiveRTCP(
         _ buffer: UnsafeMutableRawBufferPointer, length: Int, nowNs: UInt64, currentTargetKbps: Int?,
         output: (UnsafeRawBufferPointer) -> Bool
     ) {
@@ -374,7 +374,8 @@ public final class RTPSendSession {
                 requested += 1
                 let sequenceNumber = entry.packetID &+ UInt16(bit + 1)
                 switch history.packet(
-                    sequenceNumber: sequenceNumber, nowNs: nowNs, maximumAgeNs: retransmission.maximumAgeNs)
+                    sequenceNumber: sequenceNumber, nowNs: nowNs,
+                    maximumAgeNs: retransmission.maximumAge.clampedNanoseconds)
                 {
                 case .tooOld: counters.retransmissionsTooOld += 1
                 case .unknown: counters.retransmissionsUnknown += 1

@@ -9,17 +9,17 @@ public struct RetransmissionConfiguration: Sendable, Hashable, Codable {
     /// Packets kept for retransmission, a power of two (rounded up): a fixed ring allocated once. 1024 packets hold
     /// about 4 s of 720p at 2.5 Mbit/s.
     public var historyPackets: Int
-    /// Packets older than this are not resent (the receiver has given up on them), in nanoseconds.
-    public var maximumAgeNs: UInt64
+    /// Packets older than this are not resent (the receiver has given up on them).
+    public var maximumAge: Duration
 
     /// Creates a configuration.
     public init(
         rtxPayloadType: UInt8? = 97, rtxSSRC: UInt32 = .random(in: .min ... .max), historyPackets: Int = 1024,
-        maximumAgeNs: UInt64 = 1_500_000_000
+        maximumAge: Duration = .milliseconds(1_500)
     ) {
         self.rtxPayloadType = rtxPayloadType
         self.rtxSSRC = rtxSSRC
         self.historyPackets = historyPackets
-        self.maximumAgeNs = maximumAgeNs
+        self.maximumAge = maximumAge
     }
 }

@@ -76,7 +76,7 @@ extension VideoReceiver {
                 // One sender at a time: a packet from another SSRC or address while the current sender is active is
                 // stray (it must neither reach the reassembler nor redirect our RTCP); after a silence the receiver
                 // follows it.
-                guard nowNs &- pipeline.lastPacketNs >= Self.sourceSwitchSilenceNs else { return nil }
+                guard nowNs &- pipeline.lastPacketNs >= Self.sourceSwitchSilence.clampedNanoseconds else { return nil }
             }
             if pipeline.peer?.ssrc != header.ssrc || pipeline.peer?.rtcpAddress != rtcpAddress {
                 pipeline.peer = Peer(ssrc: header.ssrc, rtcpAddress: rtcpAddress)

@@ -19,7 +19,7 @@ public final class VideoReceiver: Sendable {
 
     /// How long the current sender must be silent before packets from another SSRC or address are followed
     /// instead of counted as ``VideoReceiverStatistics/strayPackets``: 2 s.
-    public static let sourceSwitchSilenceNs: UInt64 = 2_000_000_000
+    public static let sourceSwitchSilence = Duration.seconds(2)
 
     struct Peer {
         var ssrc: UInt32
@@ -113,7 +113,8 @@ public final class VideoReceiver: Sendable {
             Pipeline(
                 assembler: VP8FrameAssembler(configuration: configuration.assembler), decoder: decoder,
                 outputPath: configuration.outputPath, loss: configuration.loss.map(PacketLossSimulator.init),
-                schedule: RTCPInterval(intervalNs: configuration.rtcpIntervalNs, nowNs: MonotonicClock.nowNs())))
+                schedule: RTCPInterval(
+                    intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs())))
         let weak = WeakReceiver(receiver: self)
         activeThreads.withLock { $0 = configuration.rtcpMux ? 1 : 2 }
         Thread.detachNewThread { Self.receiveLoop(weak, socket: weak.receiver?.rtpSocket) }

@@ -14,8 +14,8 @@ public struct VideoReceiverConfiguration: Sendable {
     public var ssrc: UInt32
     /// The canonical name sent in SDES with every receiver report.
     public var cname: String
-    /// The nominal RTCP report interval in nanoseconds.
-    public var rtcpIntervalNs: UInt64
+    /// The nominal RTCP report interval.
+    public var rtcpInterval: Duration
     /// SRTP keys, or `nil` for plain RTP. Packets that fail authentication are counted and never decoded.
     public var srtp: SRTPKeyingMaterial?
     /// Simulated loss of arriving RTP packets, or `nil` for none.
@@ -27,7 +27,7 @@ public struct VideoReceiverConfiguration: Sendable {
     public init(
         local: SocketAddress, rtcpMux: Bool = false, assembler: RTPReceiverConfiguration = .init(),
         ssrc: UInt32 = .random(in: .min ... .max), cname: String = "capturer-probe-receiver",
-        rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil, loss: SimulatedLoss? = nil,
+        rtcpInterval: Duration = .seconds(1), srtp: SRTPKeyingMaterial? = nil, loss: SimulatedLoss? = nil,
         outputPath: String? = nil
     ) {
         self.local = local
@@ -35,7 +35,7 @@ public struct VideoReceiverConfiguration: Sendable {
         self.assembler = assembler
         self.ssrc = ssrc
         self.cname = cname
-        self.rtcpIntervalNs = rtcpIntervalNs
+        self.rtcpInterval = rtcpInterval
         self.srtp = srtp
         self.loss = loss
         self.outputPath = outputPath

@@ -38,7 +38,7 @@ public struct VideoReceiverStatistics: Sendable, Hashable, Codable {
     public var malformed = 0
     /// RTP packets from a second source (another SSRC or address) while the current sender is active, dropped:
     /// the receiver follows one sender, and switches only after it has been silent for
-    /// ``VideoReceiver/sourceSwitchSilenceNs`` (a restarted or moved sender).
+    /// ``VideoReceiver/sourceSwitchSilence`` (a restarted or moved sender).
     public var strayPackets = 0
     /// RTCP packets the socket refused to send (counted; never fatal).
     public var sendErrors = 0

@@ -69,7 +69,7 @@ extension VideoSender {
 
 extension SendPipeline {
     /// Does what the peer's RTCP asked: a key frame, or a new target rate.
-    public func apply(_ feedback: RTPSenderFeedback) {
+    package func apply(_ feedback: RTPSenderFeedback) {
         switch feedback {
         case .keyFrameRequest(let reason): requestKeyFrame(reason: reason)
         case .targetBitrate(let kbps, let reason): _ = setTargetBitrate(kbps: kbps, reason: reason)

@@ -12,8 +12,8 @@ public struct VideoSenderConfiguration: Sendable {
     public var packetizer: RTPPacketizerConfiguration
     /// The canonical name sent in SDES with every sender report.
     public var cname: String
-    /// The nominal RTCP report interval in nanoseconds (RFC 3550 randomises each to 0.5…1.5 times it).
-    public var rtcpIntervalNs: UInt64
+    /// The nominal RTCP report interval (RFC 3550 randomises each to 0.5…1.5 times it).
+    public var rtcpInterval: Duration
     /// SRTP keys and profile, or `nil` for plain RTP.
     public var srtp: SRTPKeyingMaterial?
     /// The peer's SRTP keys, which its SRTCP is protected with; `nil` means the same as ``srtp`` (SDES as
@@ -35,7 +35,7 @@ public struct VideoSenderConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         remote: SocketAddress, rtcpMux: Bool = false, packetizer: RTPPacketizerConfiguration = .init(),
-        cname: String = "capturer-probe", rtcpIntervalNs: UInt64 = 1_000_000_000, srtp: SRTPKeyingMaterial? = nil,
+        cname: String = "capturer-probe", rtcpInterval: Duration = .seconds(1), srtp: SRTPKeyingMaterial? = nil,
         remoteSRTP: SRTPKeyingMaterial? = nil, retransmission: RetransmissionConfiguration? = nil,
         firstTransmissionLoss: SimulatedLoss? = nil, lossBasedRateControl: Bool = false,
         metricsDeviceID: String = "unknown"
@@ -45,7 +45,7 @@ public struct VideoSenderConfiguration: Sendable {
         self.rtcpMux = rtcpMux
         self.packetizer = packetizer
         self.cname = cname
-        self.rtcpIntervalNs = rtcpIntervalNs
+        self.rtcpInterval = rtcpInterval
         self.srtp = srtp
         self.remoteSRTP = remoteSRTP
         self.retransmission = retransmission

@@ -5,22 +5,22 @@ public struct RTPReceiverConfiguration: Sendable, Hashable, Codable {
     /// How many packets past a gap the assembler waits for the missing packets before declaring them lost.
     public var reorderWindow: Int
     /// How long (in arrival time) packets after a gap wait for the missing ones before they are declared lost.
-    public var maxReorderDelayNs: UInt64
+    public var maxReorderDelay: Duration
     /// The shortest interval between two ``VP8FrameAssembler/Event/keyFrameNeeded`` events while waiting for a key
     /// frame.
-    public var keyFrameRequestIntervalNs: UInt64
+    public var keyFrameRequestInterval: Duration
     /// The RFC 8285 extension ID of the CVO video-orientation extension, or `nil` to ignore orientation.
     public var videoOrientationExtensionID: UInt8?
 
     /// Creates a configuration.
     public init(
-        payloadType: UInt8 = 96, reorderWindow: Int = 128, maxReorderDelayNs: UInt64 = 100_000_000,
-        keyFrameRequestIntervalNs: UInt64 = 250_000_000, videoOrientationExtensionID: UInt8? = nil
+        payloadType: UInt8 = 96, reorderWindow: Int = 128, maxReorderDelay: Duration = .milliseconds(100),
+        keyFrameRequestInterval: Duration = .milliseconds(250), videoOrientationExtensionID: UInt8? = nil
     ) {
         self.payloadType = payloadType
         self.reorderWindow = reorderWindow
-        self.maxReorderDelayNs = maxReorderDelayNs
-        self.keyFrameRequestIntervalNs = keyFrameRequestIntervalNs
+        self.maxReorderDelay = maxReorderDelay
+        self.keyFrameRequestInterval = keyFrameRequestInterval
         self.videoOrientationExtensionID = videoOrientationExtensionID
     }
 }

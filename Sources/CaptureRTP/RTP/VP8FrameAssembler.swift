@@ -5,9 +5,9 @@ internal import CaptureCore
 /// A frame is its packets from one with the S bit and PartID 0 to the one with the marker bit, with consecutive
 /// sequence numbers (unwrapped to 64 bits) and one RTP timestamp. Frames are emitted in order. A sequence gap is
 /// waited for until the packets after it are ``RTPReceiverConfiguration/reorderWindow`` packets ahead or have waited
-/// ``RTPReceiverConfiguration/maxReorderDelayNs``; then the frame is dropped, and the assembler emits no more frames
+/// ``RTPReceiverConfiguration/maxReorderDelay``; then the frame is dropped, and the assembler emits no more frames
 /// until a complete key frame arrives, asking for one with ``Event/keyFrameNeeded`` (at most once per
-/// ``RTPReceiverConfiguration/keyFrameRequestIntervalNs``). The stream starts in that waiting state, so the first
+/// ``RTPReceiverConfiguration/keyFrameRequestInterval``). The stream starts in that waiting state, so the first
 /// frame emitted is a key frame. Malformed packets are counted and ignored.
 ///
 /// Not thread-safe: feed one assembler from one thread (the receive loop). Allocates per packet and per frame.
@@ -249,7 +249,7 @@ public final class VP8FrameAssembler {
 
     private func isSettled(_ sequence: Int64, arrival: UInt64, now: UInt64) -> Bool {
         (highest ?? sequence) - sequence >= Int64(configuration.reorderWindow)
-            || MonotonicClock.elapsedNs(from: arrival, to: now) >= configuration.maxReorderDelayNs
+            || MonotonicClock.elapsedNs(from: arrival, to: now) >= configuration.maxReorderDelay.clampedNanoseconds
     }
 
     private func drop(_ reason: AssembledFrameDropReason, into events: inout [Event]) {
@@ -264,7 +264,7 @@ public final class VP8FrameAssembler {
 
     private func requestKeyFrame(now: UInt64, into events: inout [Event]) {
         if let last = lastKeyFrameRequestNs,
-            MonotonicClock.elapsedNs(from: last, to: now) < configuration.keyFrameRequestIntervalNs
+            MonotonicClock.elapsedNs(from: last, to: now) < configuration.keyFrameRequestInterval.clampedNanoseconds
         {
             return
         }
