@@ -225,75 +225,61 @@ public final class WebRTCTransport: EncodedFrameSink {
 
     // MARK: Waiting
 
-    /// A fresh id for a waiter.
-    private func waiterID() -> UInt64 {
-        shared.view.withLock { view in
+    /// Waits, at most `timeout`, for what `ready` reads in the published view; the driver resumes the waiter it
+    /// finds in `waiters` when the view changes, and a timer task resumes it with `timedOut` if that comes first.
+    /// Whichever comes first takes the waiter out of `waiters` under the view's lock, so it is resumed once.
+    private func wait<Value: Sendable>(
+        timeout: Duration,
+        in waiters: any WritableKeyPath<DriverView, [UInt64: CheckedContinuation<Value, Never>]> & Sendable,
+        ready: @escaping @Sendable (DriverView) -> Value?, timedOut: @escaping @Sendable (DriverView) -> Value
+    ) async -> Value {
+        let shared = shared
+        let id = shared.view.withLock { view in
             defer { view.nextWaiterID += 1 }
             return view.nextWaiterID
         }
-    }
-
-    /// Waits until every STUN and TURN server answered or gave up, at most `timeout`, and returns the local
-    /// candidates then known (what an offer without trickle carries).
-    public func gatheredCandidates(timeout: Duration) async -> [ICECandidate] {
-        let id = waiterID()
-        let shared = shared
-        await withTaskGroup(of: Void.self) { group in
+        let value = await withTaskGroup(of: Void.self) { group -> Value in
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                let waiter = shared.view.withLock { view in
-                    let waiter = view.gatherWaiters.removeValue(forKey: id)
+                let (waiter, value) = shared.view.withLock { view in
+                    let waiter = view[keyPath: waiters].removeValue(forKey: id)
                     if waiter == nil { view.expired.insert(id) }
-                    return waiter
+                    return (waiter, timedOut(view))
                 }
-                waiter?.resume()
+                waiter?.resume(returning: value)
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = shared.view.withLock { view in
-                    if view.expired.remove(id) != nil || view.isGatheringComplete || view.finished { return true }
-                    view.gatherWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-            group.cancelAll()
-        }
-        shared.view.withLock { _ = $0.expired.remove(id) }
-        return localCandidates
-    }
-
-    /// Waits until DTLS is connected (returning the SRTP keys) or the transport failed, at most `timeout`.
-    public func connected(timeout: Duration) async throws(WebRTCTransportError) -> DTLSSRTPKeys {
-        let id = waiterID()
-        let shared = shared
-        typealias Outcome = Result<DTLSSRTPKeys, WebRTCTransportError>
-        let result = await withTaskGroup(of: Void.self) { group -> Outcome in
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                let (waiter, ice) = shared.view.withLock { view in
-                    let waiter = view.connectWaiters.removeValue(forKey: id)
-                    if waiter == nil { view.expired.insert(id) }
-                    return (waiter, view.iceState)
-                }
-                waiter?.resume(
-                    returning: .failure(WebRTCTransportError(.timeout, "not connected within \(timeout) (ICE \(ice))")))
-            }
-            let result = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let now = shared.view.withLock { view -> Outcome? in
-                    if view.expired.remove(id) != nil {
-                        return .failure(
-                            WebRTCTransportError(.timeout, "not connected within \(timeout) (ICE \(view.iceState))"))
-                    }
-                    if let result = view.connectResult { return result }
-                    view.connectWaiters[id] = continuation
+            let value = await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
+                let now = shared.view.withLock { view -> Value? in
+                    if view.expired.remove(id) != nil { return timedOut(view) }
+                    if let value = ready(view) { return value }
+                    view[keyPath: waiters][id] = continuation
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
             group.cancelAll()
-            return result
+            return value
         }
         shared.view.withLock { _ = $0.expired.remove(id) }
+        return value
+    }
+
+    /// Waits until every STUN and TURN server answered or gave up, at most `timeout`, and returns the local
+    /// candidates then known (what an offer without trickle carries).
+    public func gatheredCandidates(timeout: Duration) async -> [ICECandidate] {
+        await wait(
+            timeout: timeout, in: \.gatherWaiters,
+            ready: { view in view.isGatheringComplete || view.finished ? () : nil }, timedOut: { _ in () })
+        return localCandidates
+    }
+
+    /// Waits until DTLS is connected (returning the SRTP keys) or the transport failed, at most `timeout`.
+    public func connected(timeout: Duration) async throws(WebRTCTransportError) -> DTLSSRTPKeys {
+        let result = await wait(
+            timeout: timeout, in: \.connectWaiters, ready: { $0.connectResult },
+            timedOut: { view in
+                .failure(WebRTCTransportError(.timeout, "not connected within \(timeout) (ICE \(view.iceState))"))
+            })
         return try result.get()
     }
 
