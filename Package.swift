@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "CaptureCore", targets: ["CaptureCore"]),
         .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
         .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
+        .library(name: "CaptureFileCameras", targets: ["CaptureFileCameras"]),
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
         .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
@@ -49,7 +50,7 @@ let package = Package(
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
 
-        // Core: the model, selection and rotation rules, the capturer, the synthetic, recorded and Y4M cameras.
+        // Core: the model, selection and rotation rules, the capturer, the synthetic and Y4M cameras.
         .target(
             name: "CaptureCore",
             dependencies: [
@@ -66,6 +67,13 @@ let package = Package(
             dependencies: [
                 "CaptureCore", "CYUV", "CTurboJPEG", .product(name: "SystemPackage", package: "swift-system"),
             ]
+        ),
+        // File cameras: the `v4l2-ctl` text formats (--list-formats-ext, --list-ctrls-menus), parsed and rendered, and
+        // recorded devices built from them. CaptureCore only: the model and the backend contract they plug into.
+        // SystemPackage: dumps are read with FileDescriptor, FilePath names them.
+        .target(
+            name: "CaptureFileCameras",
+            dependencies: ["CaptureCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // V4L2 backend: real cameras through libv4l2.
         .target(
@@ -157,8 +165,8 @@ let package = Package(
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CZlib",
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureV4L2", "CaptureVP8", "CaptureNet",
+                "CaptureRTP", "CaptureICE", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -178,28 +186,39 @@ let package = Package(
         // -DCAPTURE_LIBFUZZER; a plain build replays files: capture-fuzz <target> <file>…). Not a product.
         .executableTarget(
             name: "capture-fuzz",
-            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CLibFuzzer"]
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureVP8", "CaptureRTP", "CLibFuzzer",
+            ]
         ),
 
+        // Fixtures, external tools and processes for the suites. CaptureFileCameras: fixture devices are recorded dumps.
         .target(
             name: "CaptureTestSupport",
-            dependencies: ["CaptureCore"],
+            dependencies: ["CaptureCore", "CaptureFileCameras"],
             path: "Tests/CaptureTestSupport"
         ),
+        // CaptureFileCameras: recorded devices and dumps are the fixtures of the selection, model and controls suites.
         .testTarget(
             name: "CaptureCoreTests",
             dependencies: [
-                "CaptureCore", "CaptureTestSupport",
+                "CaptureCore", "CaptureFileCameras", "CaptureTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
+        ),
+        .testTarget(
+            name: "CaptureFileCamerasTests",
+            dependencies: ["CaptureCore", "CaptureFileCameras", "CaptureTestSupport"]
         ),
         .testTarget(
             name: "CaptureConversionTests",
             dependencies: ["CaptureCore", "CaptureConversion", "CaptureTestSupport"]
         ),
+        // CaptureFileCameras: formats and controls are rendered as `v4l2-ctl` text and compared with v4l2-ctl's own.
         .testTarget(
             name: "CaptureV4L2Tests",
-            dependencies: ["CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureTestSupport"]
+            dependencies: [
+                "CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureFileCameras", "CaptureTestSupport",
+            ]
         ),
         .testTarget(
             name: "CaptureVP8Tests",
@@ -246,9 +265,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // CaptureFileCameras: the probe's `formats` output is checked against the format list rendered here.
         .testTarget(
             name: "CapturerProbeTests",
-            dependencies: ["CaptureCore", "CaptureTestSupport", "capturer-probe"]
+            dependencies: ["CaptureCore", "CaptureFileCameras", "CaptureTestSupport", "capturer-probe"]
         ),
     ],
     swiftLanguageModes: [.v6]

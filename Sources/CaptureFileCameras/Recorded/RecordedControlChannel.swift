@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// The controls of a recorded device, held in memory: they start as the dump shows them, writes change the
 /// values (and, as UVC does, the inactive flag of a manual control whose automatic mode is switched), and every
 /// write is reported as an event to the device's event streams.
@@ -113,7 +115,9 @@ package final class RecordedControlChannel: ControlChannel {
         return filtered
     }
 
-    package var recordedListing: V4L2ControlList? {
+    /// The listing as it stands, in the dump's layout, with what only the dump says (such as the menu-item names a
+    /// `--list-ctrls` dump gives for the selected items).
+    package var listing: V4L2ControlList {
         V4L2ControlList(entries: state.withLock { $0.entries }, layout: layout, listsMenuItems: listsMenuItems)
     }
 

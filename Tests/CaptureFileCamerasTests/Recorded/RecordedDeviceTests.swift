@@ -1,8 +1,11 @@
 import CaptureCore
+import CaptureFileCameras
 import CaptureTestSupport
 import Foundation
 import SystemPackage
 import Testing
+
+private func size(_ width: Int, _ height: Int) -> Dimensions { Dimensions(width: width, height: height) }
 
 @Suite("Recorded devices")
 struct RecordedDeviceTests {

@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// A device's format list exactly as `v4l2-ctl --list-formats-ext` shows it: the buffer type and, for each pixel
 /// format in the driver's order, its description, flags, sizes and frame intervals.
 ///

@@ -1,3 +1,4 @@
+import CaptureCore
 import SystemPackage
 
 /// A camera recorded as the text of `v4l2-ctl --list-formats-ext`: it lists exactly the formats of the real device

@@ -1,3 +1,5 @@
+import CaptureCore
+
 extension V4L2ControlList {
     /// Parses the output of `v4l2-ctl --list-ctrls-menus` (or `--list-ctrls`, which has no menu items).
     ///

@@ -1,3 +1,5 @@
+import CaptureCore
+
 extension V4L2FormatList {
     /// The list as the current `v4l2-ctl --list-formats-ext` prints it, byte for byte.
     ///

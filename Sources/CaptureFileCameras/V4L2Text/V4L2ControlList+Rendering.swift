@@ -1,3 +1,5 @@
+import CaptureCore
+
 extension V4L2ControlList {
     /// The list as `v4l2-ctl --list-ctrls-menus` prints it in ``layout``, byte for byte (as `--list-ctrls` prints
     /// it when ``listsMenuItems`` is false).

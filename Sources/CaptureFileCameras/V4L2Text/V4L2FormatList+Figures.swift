@@ -1,3 +1,5 @@
+import CaptureCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureFileCameras
 import Testing
 
 @Suite("Printed interval figures back to exact fractions")

@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// The backend serving recorded devices: it lists them as recorded and streams synthetic frames (a moving test
 /// pattern) in the selected size and rate, like the real camera would in that format.
 package struct RecordedBackend: CameraBackend {

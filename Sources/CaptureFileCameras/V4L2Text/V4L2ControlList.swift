@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// A device's controls exactly as `v4l2-ctl --list-ctrls-menus` shows them: class headings and controls in the
 /// driver's order, each control with its range, default, current value, flags and menu items.
 ///
@@ -64,10 +66,4 @@ public struct V4L2ControlList: Sendable, Hashable, Codable {
         if let id = controlID(key) { return controls.first { $0.description.id == id } }
         return controls.first { $0.description.key == key }
     }
-}
-
-/// An id written as `0x00980900` or `9963776`.
-func controlID(_ text: String) -> UInt32? {
-    if text.hasPrefix("0x") || text.hasPrefix("0X") { return UInt32(text.dropFirst(2), radix: 16) }
-    return text.first?.isNumber == true ? UInt32(text) : nil
 }

@@ -1,3 +1,5 @@
+import CaptureCore
+
 extension V4L2FormatList {
     /// Parses the output of `v4l2-ctl --list-formats-ext`.
     ///
