@@ -50,7 +50,7 @@ let package = Package(
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
 
-        // Core: the model, selection and rotation rules, the capturer, the synthetic and Y4M cameras.
+        // Core: the model, selection and rotation rules, the capturer, the synthetic camera.
         .target(
             name: "CaptureCore",
             dependencies: [
@@ -68,9 +68,9 @@ let package = Package(
                 "CaptureCore", "CYUV", "CTurboJPEG", .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // File cameras: the `v4l2-ctl` text formats (--list-formats-ext, --list-ctrls-menus), parsed and rendered, and
-        // recorded devices built from them. CaptureCore only: the model and the backend contract they plug into.
-        // SystemPackage: dumps are read with FileDescriptor, FilePath names them.
+        // File cameras: the `v4l2-ctl` text formats (--list-formats-ext, --list-ctrls-menus), parsed and rendered,
+        // recorded devices built from them, and Y4M files. CaptureCore: the model and the backend contract they plug
+        // into; SystemPackage: files are read with FileDescriptor, FilePath names them.
         .target(
             name: "CaptureFileCameras",
             dependencies: ["CaptureCore", .product(name: "SystemPackage", package: "swift-system")]
@@ -220,10 +220,11 @@ let package = Package(
                 "CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureFileCameras", "CaptureTestSupport",
             ]
         ),
+        // CaptureFileCameras: the loopback suite captures from a Y4M file.
         .testTarget(
             name: "CaptureVP8Tests",
             dependencies: [
-                "CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureTestSupport",
+                "CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureFileCameras", "CaptureTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

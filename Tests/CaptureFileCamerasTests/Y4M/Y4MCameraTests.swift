@@ -1,4 +1,6 @@
 import CaptureCore
+import CaptureFileCameras
+import CaptureTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,5 @@
+import CaptureCore
+
 /// A camera that plays a YUV4MPEG2 (`.y4m`) file of 8-bit 4:2:0 frames at the rate in its header, looping or
 /// stopping at the end: real clips through the whole capture path, without hardware.
 public enum Y4MCamera {

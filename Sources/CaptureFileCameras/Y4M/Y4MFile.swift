@@ -1,3 +1,4 @@
+import CaptureCore
 import SystemPackage
 
 /// The stream header of a YUV4MPEG2 (`.y4m`) file.
