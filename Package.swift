@@ -61,19 +61,16 @@ let package = Package(
             ]
         ),
         // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv); MJPEG decoding (TurboJPEG).
-        // SystemPackage: the replay camera reads its file with FileDescriptor and reports failures with Errno.
-        .target(
-            name: "CaptureConversion",
-            dependencies: [
-                "CaptureCore", "CYUV", "CTurboJPEG", .product(name: "SystemPackage", package: "swift-system"),
-            ]
-        ),
+        .target(name: "CaptureConversion", dependencies: ["CaptureCore", "CYUV", "CTurboJPEG"]),
         // File cameras: the `v4l2-ctl` text formats (--list-formats-ext, --list-ctrls-menus), parsed and rendered,
-        // recorded devices built from them, and Y4M files. CaptureCore: the model and the backend contract they plug
-        // into; SystemPackage: files are read with FileDescriptor, FilePath names them.
+        // recorded devices built from them, Y4M files, and raw-frame replay. CaptureCore: the model and the backend
+        // contract they plug into; CaptureConversion: the replay camera converts (and decodes MJPEG) as V4L2 frames
+        // are; SystemPackage: files are read with FileDescriptor, FilePath names them, failures carry an Errno.
         .target(
             name: "CaptureFileCameras",
-            dependencies: ["CaptureCore", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "CaptureCore", "CaptureConversion", .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // V4L2 backend: real cameras through libv4l2.
         .target(
@@ -176,8 +173,8 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureCall", "CaptureICE", "CaptureDTLS", "CaptureWebRTC",
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureV4L2", "CaptureVP8", "CaptureNet",
+                "CaptureRTP", "CaptureCall", "CaptureICE", "CaptureDTLS", "CaptureWebRTC",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),

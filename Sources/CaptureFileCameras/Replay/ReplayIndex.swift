@@ -1,3 +1,4 @@
+import CaptureConversion
 import CaptureCore
 import SystemPackage
 

@@ -1,4 +1,5 @@
-public import CaptureCore
+import CaptureConversion
+import CaptureCore
 import SystemPackage
 
 /// A file of raw camera frames to replay: its path, the pixel format and size of its frames, and the rate to play
