@@ -3,13 +3,13 @@ import CaptureCore
 /// The backend serving recorded devices: it lists them as recorded and streams synthetic frames (a moving test
 /// pattern) in the selected size and rate, like the real camera would in that format.
 package struct RecordedBackend: CameraBackend {
-    /// The devices, all of kind ``CaptureDevice/Kind/recorded``.
+    /// The devices, all of kind `CaptureDevice.Kind.recorded`.
     package let recorded: [CaptureDevice]
     /// The in-memory controls of the devices that have a controls dump, by device id. Shared by every
-    /// ``CameraControls`` of this backend, so a write through one is seen (and heard as an event) by the others.
+    /// `CameraControls` of this backend, so a write through one is seen (and heard as an event) by the others.
     package let controlChannels: [String: RecordedControlChannel]
 
-    /// Serves `devices`; each is listed with kind ``CaptureDevice/Kind/recorded``. `controls` gives, by device
+    /// Serves `devices`; each is listed with kind `CaptureDevice.Kind.recorded`. `controls` gives, by device
     /// id, the `v4l2-ctl --list-ctrls-menus` listing a device's controls start from.
     package init(_ devices: [CaptureDevice], controls: [String: V4L2ControlList] = [:]) {
         recorded = devices.map { device in
@@ -62,7 +62,7 @@ extension CameraProvider {
     }
 
     /// Recorded devices with their controls: a device loaded with a controls dump (see
-    /// ``RecordedDevice/addingControls(_:)``) offers them through ``controls(for:)``, held in memory.
+    /// ``RecordedDevice/addingControls(_:)``) offers them through `controls(for:)`, held in memory.
     public static func recordedDevices(_ devices: [RecordedDevice]) -> CameraProvider {
         var controls: [String: V4L2ControlList] = [:]
         for device in devices { controls[device.device.id] = device.controlList }
@@ -73,7 +73,7 @@ extension CameraProvider {
 extension RecordedBackend: ControlProvidingBackend {
     /// The device's in-memory controls.
     ///
-    /// - Throws: ``ControlError/notSupported(_:)`` when the device was recorded without a controls dump.
+    /// - Throws: `ControlError.notSupported(_:)` when the device was recorded without a controls dump.
     package func controlChannel(for device: CaptureDevice) throws(ControlError) -> any ControlChannel {
         guard let channel = controlChannels[device.id] else {
             throw ControlError.notSupported("\(device.name) was recorded without a controls dump")

@@ -2,7 +2,7 @@ import CaptureCore
 import SystemPackage
 
 /// A camera recorded as the text of `v4l2-ctl --list-formats-ext`: it lists exactly the formats of the real device
-/// and streams synthetic frames in the selected size and rate (see ``CameraProvider/recorded(_:)``).
+/// and streams synthetic frames in the selected size and rate (see `CameraProvider.recorded(_:)`).
 ///
 /// ```swift
 /// let webcam = try RecordedDevice.load(path: "Fixtures/devices/uvc-c920.txt")
@@ -14,7 +14,7 @@ public struct RecordedDevice: Sendable, Hashable {
 
     /// The parsed format list.
     public let formatList: V4L2FormatList
-    /// The device description: kind ``CaptureDevice/Kind/recorded``, id `recorded:<name>`, the list's pixel formats
+    /// The device description: kind `CaptureDevice.Kind.recorded`, id `recorded:<name>`, the list's pixel formats
     /// and formats.
     public let device: CaptureDevice
     /// The device's controls as a `v4l2-ctl --list-ctrls-menus` dump shows them, if one was added.
@@ -22,7 +22,7 @@ public struct RecordedDevice: Sendable, Hashable {
 
     /// A recorded device from the text of a dump. Its id is `recorded:<name>`.
     ///
-    /// - Throws: ``CaptureError/Code/malformedFormatList`` naming the offending line.
+    /// - Throws: `CaptureError.Code.malformedFormatList` naming the offending line.
     public init(
         name: String, text: String, position: CameraPosition = .unspecified, node: String? = nil
     ) throws(CaptureError) {
@@ -43,8 +43,8 @@ public struct RecordedDevice: Sendable, Hashable {
     /// Reads a dump from a file. The id is `recorded:<file name>`, the name defaults to the file name without its
     /// extension, and the node is `path`.
     ///
-    /// - Throws: ``CaptureError/Code/deviceNotFound`` when the file does not exist, ``CaptureError/Code/ioFailure``
-    ///   when it cannot be read, ``CaptureError/Code/malformedFormatList`` when it is not a format list.
+    /// - Throws: `CaptureError.Code.deviceNotFound` when the file does not exist, `CaptureError.Code.ioFailure`
+    ///   when it cannot be read, `CaptureError.Code.malformedFormatList` when it is not a format list.
     public static func load(
         path: String, name: String? = nil, position: CameraPosition = .unspecified
     ) throws(CaptureError) -> RecordedDevice {
@@ -83,8 +83,8 @@ public struct RecordedDevice: Sendable, Hashable {
 
     /// Reads and parses a `v4l2-ctl --list-ctrls-menus` dump.
     ///
-    /// - Throws: ``CaptureError/Code/deviceNotFound`` when the file does not exist, ``CaptureError/Code/ioFailure``
-    ///   when it cannot be read, ``CaptureError/Code/malformedControlList`` when it is not a control listing.
+    /// - Throws: `CaptureError.Code.deviceNotFound` when the file does not exist, `CaptureError.Code.ioFailure`
+    ///   when it cannot be read, `CaptureError.Code.malformedControlList` when it is not a control listing.
     public static func loadControls(path: String) throws(CaptureError) -> V4L2ControlList {
         do {
             return try V4L2ControlList.parse(

@@ -10,7 +10,7 @@ import SystemPackage
 public struct ReplaySource: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The file.
     public var path: String
-    /// The camera pixel format of its frames (one ``FrameConverter`` converts).
+    /// The camera pixel format of its frames (one `FrameConverter` converts).
     public var pixelFormat: PixelFormat
     /// The size of its frames.
     public var dimensions: Dimensions
@@ -59,7 +59,7 @@ public struct ReplaySource: Sendable, Hashable, Codable, CustomStringConvertible
     public var description: String { "\(path):\(pixelFormat.fourCC):\(dimensions)@\(fps)" }
 }
 
-/// A camera that replays a file of raw camera frames through ``FrameConverter``, the same conversion V4L2 frames
+/// A camera that replays a file of raw camera frames through `FrameConverter`, the same conversion V4L2 frames
 /// take: webcam-shaped input (MJPEG at 1080p, YUYV at 720p) without a webcam, for tests and benchmarks.
 ///
 /// It plays at the source's rate, or as fast as the consumer takes frames when the capturer is unpaced, and loops at

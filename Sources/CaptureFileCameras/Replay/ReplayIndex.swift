@@ -3,7 +3,7 @@ import CaptureCore
 import SystemPackage
 
 /// An open replay file and where its frames are: fixed-size slots for raw formats, the images the JPEG splitter found
-/// for MJPEG. Reads one frame at a time into a buffer it reuses, and decodes MJPEG with a ``JPEGDecoder`` it keeps.
+/// for MJPEG. Reads one frame at a time into a buffer it reuses, and decodes MJPEG with a `JPEGDecoder` it keeps.
 struct ReplayIndex {
     let source: ReplaySource
     private let fd: FileDescriptor
@@ -106,7 +106,7 @@ struct ReplayIndex {
         case failed(CaptureError)
     }
 
-    /// Reads frame `index` and converts it into `destination` with ``FrameConverter``.
+    /// Reads frame `index` and converts it into `destination` with `FrameConverter`.
     mutating func play(_ index: Int, into destination: VideoFrameBuffer) -> Outcome {
         do throws(CaptureError) {
             try read(index)

@@ -1,6 +1,6 @@
 import CaptureCore
 
-/// Plays one replay file on a paced (or unpaced) thread, converting each frame with ``FrameConverter`` into a pooled
+/// Plays one replay file on a paced (or unpaced) thread, converting each frame with `FrameConverter` into a pooled
 /// buffer.
 final class ReplaySession: CaptureSession {
     private let source: ReplaySource

@@ -9,7 +9,7 @@ extension V4L2ControlList {
     /// layout is recorded so that ``render()`` reproduces the dump. Values are typed by the control's type: menu
     /// values are item indices, strings are unescaped, an area `WxH` becomes its 8 payload bytes.
     ///
-    /// - Throws: ``CaptureError/Code/malformedControlList`` with the message `line N: <what is wrong>: <the line>`.
+    /// - Throws: `CaptureError.Code.malformedControlList` with the message `line N: <what is wrong>: <the line>`.
     public static func parse(_ text: String) throws(CaptureError) -> V4L2ControlList {
         var parser = ControlListParser()
         var number = 0

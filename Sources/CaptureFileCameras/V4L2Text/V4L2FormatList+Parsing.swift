@@ -13,7 +13,7 @@ extension V4L2FormatList {
     /// minimum is the minimum. Repeated sizes and intervals are kept as listed (not deduplicated), so ``render()``
     /// reproduces the dump. The printed format index is not checked (entries are numbered by their order).
     ///
-    /// - Throws: ``CaptureError/Code/malformedFormatList`` with the message `line N: <what is wrong>: <the line>`
+    /// - Throws: `CaptureError.Code.malformedFormatList` with the message `line N: <what is wrong>: <the line>`
     ///   (lines counted from 1).
     public static func parse(_ text: String) throws(CaptureError) -> V4L2FormatList {
         var parser = FormatListParser()

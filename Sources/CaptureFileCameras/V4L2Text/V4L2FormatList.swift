@@ -4,9 +4,9 @@ import CaptureCore
 /// format in the driver's order, its description, flags, sizes and frame intervals.
 ///
 /// ``parse(_:)`` reads the text (the current layout and the older `Index/Pixel Format/Name` layout, see
-/// <doc:CaptureCore>); ``render()`` writes it back byte for byte as the current `v4l2-ctl` prints it.
-/// ``init(_:bufferType:)`` and ``device(id:name:kind:position:node:)`` convert to and from ``CaptureDevice``, whose
-/// ``CaptureDevice/pixelFormats`` and ``CaptureDevice/formats`` hold the same information.
+/// <doc:CaptureFileCameras>); ``render()`` writes it back byte for byte as the current `v4l2-ctl` prints it.
+/// ``init(_:bufferType:)`` and ``device(id:name:kind:position:node:)`` convert to and from `CaptureDevice`, whose
+/// `CaptureDevice.pixelFormats` and `CaptureDevice.formats` hold the same information.
 ///
 /// Repeated sizes and intervals are kept as listed (not deduplicated), so rendering a parsed dump reproduces it.
 public struct V4L2FormatList: Sendable, Hashable, Codable {
