@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "CaptureCore", targets: ["CaptureCore"]),
         .library(name: "CaptureV4L2", targets: ["CaptureV4L2"]),
         .library(name: "CaptureConversion", targets: ["CaptureConversion"]),
+        .library(name: "CaptureFileCameras", targets: ["CaptureFileCameras"]),
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
         .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
@@ -49,7 +50,7 @@ let package = Package(
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
 
-        // Core: the model, selection and rotation rules, the capturer, the synthetic, recorded and Y4M cameras.
+        // Core: the model, selection and rotation rules, the capturer, the synthetic camera.
         .target(
             name: "CaptureCore",
             dependencies: [
@@ -60,11 +61,15 @@ let package = Package(
             ]
         ),
         // Conversion: camera pixel formats to NV12/I420, rotation, scaling (libyuv); MJPEG decoding (TurboJPEG).
-        // SystemPackage: the replay camera reads its file with FileDescriptor and reports failures with Errno.
+        .target(name: "CaptureConversion", dependencies: ["CaptureCore", "CYUV", "CTurboJPEG"]),
+        // File cameras: the `v4l2-ctl` text formats (--list-formats-ext, --list-ctrls-menus), parsed and rendered,
+        // recorded devices built from them, Y4M files, and raw-frame replay. CaptureCore: the model and the backend
+        // contract they plug into; CaptureConversion: the replay camera converts (and decodes MJPEG) as V4L2 frames
+        // are; SystemPackage: files are read with FileDescriptor, FilePath names them, failures carry an Errno.
         .target(
-            name: "CaptureConversion",
+            name: "CaptureFileCameras",
             dependencies: [
-                "CaptureCore", "CYUV", "CTurboJPEG", .product(name: "SystemPackage", package: "swift-system"),
+                "CaptureCore", "CaptureConversion", .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // V4L2 backend: real cameras through libv4l2.
@@ -157,8 +162,8 @@ let package = Package(
         .executableTarget(
             name: "capturer-probe",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureICE", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CZlib",
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureV4L2", "CaptureVP8", "CaptureNet",
+                "CaptureRTP", "CaptureICE", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -168,8 +173,8 @@ let package = Package(
         .executableTarget(
             name: "capture-bench",
             dependencies: [
-                "CaptureCore", "CaptureConversion", "CaptureV4L2", "CaptureVP8", "CaptureNet", "CaptureRTP",
-                "CaptureCall", "CaptureICE", "CaptureDTLS", "CaptureWebRTC",
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureV4L2", "CaptureVP8", "CaptureNet",
+                "CaptureRTP", "CaptureCall", "CaptureICE", "CaptureDTLS", "CaptureWebRTC",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -178,33 +183,45 @@ let package = Package(
         // -DCAPTURE_LIBFUZZER; a plain build replays files: capture-fuzz <target> <file>…). Not a product.
         .executableTarget(
             name: "capture-fuzz",
-            dependencies: ["CaptureCore", "CaptureConversion", "CaptureVP8", "CaptureRTP", "CLibFuzzer"]
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureVP8", "CaptureRTP", "CLibFuzzer",
+            ]
         ),
 
+        // Fixtures, external tools and processes for the suites. CaptureFileCameras: fixture devices are recorded dumps.
         .target(
             name: "CaptureTestSupport",
-            dependencies: ["CaptureCore"],
+            dependencies: ["CaptureCore", "CaptureFileCameras"],
             path: "Tests/CaptureTestSupport"
         ),
+        // CaptureFileCameras: recorded devices and dumps are the fixtures of the selection, model and controls suites.
         .testTarget(
             name: "CaptureCoreTests",
             dependencies: [
-                "CaptureCore", "CaptureTestSupport",
+                "CaptureCore", "CaptureFileCameras", "CaptureTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
+        ),
+        .testTarget(
+            name: "CaptureFileCamerasTests",
+            dependencies: ["CaptureCore", "CaptureFileCameras", "CaptureTestSupport"]
         ),
         .testTarget(
             name: "CaptureConversionTests",
             dependencies: ["CaptureCore", "CaptureConversion", "CaptureTestSupport"]
         ),
+        // CaptureFileCameras: formats and controls are rendered as `v4l2-ctl` text and compared with v4l2-ctl's own.
         .testTarget(
             name: "CaptureV4L2Tests",
-            dependencies: ["CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureTestSupport"]
+            dependencies: [
+                "CaptureCore", "CaptureV4L2", "CaptureConversion", "CaptureFileCameras", "CaptureTestSupport",
+            ]
         ),
+        // CaptureFileCameras: the loopback suite captures from a Y4M file.
         .testTarget(
             name: "CaptureVP8Tests",
             dependencies: [
-                "CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureTestSupport",
+                "CaptureCore", "CaptureVP8", "CaptureConversion", "CaptureFileCameras", "CaptureTestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
@@ -246,9 +263,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // CaptureFileCameras: the probe's `formats` output is checked against the format list rendered here.
         .testTarget(
             name: "CapturerProbeTests",
-            dependencies: ["CaptureCore", "CaptureTestSupport", "capturer-probe"]
+            dependencies: ["CaptureCore", "CaptureFileCameras", "CaptureTestSupport", "capturer-probe"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureFileCameras
 
 extension FuzzTarget {
     /// The `v4l2-ctl --list-ctrls-menus` parser (``V4L2ControlList/parse(_:)``, every layout it reads), bytes taken as

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureFileCameras
 
 extension FuzzTarget {
     /// The `v4l2-ctl --list-formats-ext` parser (``V4L2FormatList/parse(_:)``), bytes taken as UTF-8 text.

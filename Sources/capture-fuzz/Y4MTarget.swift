@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureFileCameras
 
 extension FuzzTarget {
     /// The Y4M reader: the header line, then every frame (`FRAME` lines with parameters, truncated frames), then a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaptureCore
+import CaptureFileCameras
 import CaptureV4L2
 import Dispatch
 import Foundation

@@ -1,5 +1,6 @@
 import CaptureConversion
 import CaptureCore
+import CaptureFileCameras
 import CaptureV4L2
 import Foundation
 

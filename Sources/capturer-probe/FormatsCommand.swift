@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaptureCore
+import CaptureFileCameras
 
 extension CapturerProbe {
     /// `capturer-probe formats`: the device's formats exactly as `v4l2-ctl --list-formats-ext` prints them.

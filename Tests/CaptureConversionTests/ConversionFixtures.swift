@@ -1,5 +1,6 @@
 import CaptureConversion
 import CaptureCore
+import CaptureTestSupport
 import CYUV
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import CYUV
 import CaptureConversion
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import CaptureCore
+import CaptureFileCameras
 import CaptureTestSupport
 import Testing
 

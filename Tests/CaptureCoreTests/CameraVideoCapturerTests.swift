@@ -1,40 +1,7 @@
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 import Testing
-
-/// Records what a delegate sees, keeping no frame (holding frames would starve the capturer's buffer pool).
-final class RecordingDelegate: CameraVideoCapturerDelegate {
-    struct Seen: Sendable {
-        var timestampNs: UInt64
-        var dimensions: Dimensions
-        var format: OutputPixelFormat
-        var strides: [Int]
-        var offsets: [Int]
-        var rotation: VideoRotation
-        var firstLuma: UInt8
-        /// When the delegate received the frame (monotonic clock).
-        var deliveredNs: UInt64
-    }
-    let frames = Locked<[Seen]>([])
-    let stops = Locked<[CaptureError?]>([])
-    let drops = Locked<[FrameDropReason]>([])
-
-    func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
-        let luma = frame.buffer.withUnsafeBytes(plane: 0) { $0[0] }
-        let seen = Seen(
-            timestampNs: frame.timestampNs, dimensions: frame.dimensions, format: frame.buffer.format,
-            strides: frame.buffer.planes.map(\.stride), offsets: frame.buffer.planes.map(\.offset),
-            rotation: frame.rotation, firstLuma: luma, deliveredNs: MonotonicClock.nowNs())
-        frames.withLock { $0.append(seen) }
-    }
-    func capturer(_ capturer: CameraVideoCapturer, didDropFrameFor reason: FrameDropReason) {
-        drops.withLock { $0.append(reason) }
-    }
-    func capturer(_ capturer: CameraVideoCapturer, didStopWith error: CaptureError?) {
-        stops.withLock { $0.append(error) }
-    }
-    var count: Int { frames.withLock { $0.count } }
-}
 
 @Suite("CameraVideoCapturer with the synthetic camera", .serialized)
 struct CameraVideoCapturerTests {

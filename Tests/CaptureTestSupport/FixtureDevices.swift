@@ -1,4 +1,5 @@
 public import CaptureCore
+internal import CaptureFileCameras
 import Foundation
 
 extension Fixtures {

@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureFileCameras
 import SystemPackage
 import Testing
 

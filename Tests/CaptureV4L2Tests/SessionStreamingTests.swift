@@ -1,5 +1,6 @@
 internal import CV4L2
 import CaptureCore
+import CaptureFileCameras
 import SystemPackage
 import Testing
 

@@ -1,5 +1,6 @@
 import CaptureConversion
 import CaptureCore
+import CaptureFileCameras
 import CaptureTestSupport
 import Foundation
 import Testing

@@ -119,7 +119,8 @@ extension CameraBackend {
 /// The set of backends a capturer uses, in order: devices are listed backend by backend.
 ///
 /// ``builtIn`` has the synthetic camera only. The V4L2 module adds `CameraProvider.system` (real cameras, with the
-/// synthetic camera as a fallback when none exists).
+/// synthetic camera as a fallback when none exists); CaptureFileCameras adds cameras from files
+/// (`CameraProvider.recorded(_:)`, `y4m(_:loop:)`, `replay(_:loop:)`).
 public struct CameraProvider: Sendable {
     package var backends: [any CameraBackend]
     /// Whether the synthetic camera is listed only when no other backend offers a device.

@@ -1,5 +1,3 @@
-import SystemPackage
-
 /// A device's controls: list, read and write them, hear changes, save and restore profiles; with a typed facade
 /// for what a calling app wants (``CameraControls/setExposureMode(_:)``, ``CameraControls/set(_:to:)``, …).
 ///
@@ -12,7 +10,7 @@ import SystemPackage
 /// or grabbed control gives its own error. Several values set together are all validated before any is written
 /// and then written in one request.
 public final class CameraControls: Sendable {
-    let channel: any ControlChannel
+    package let channel: any ControlChannel
 
     package init(channel: any ControlChannel) {
         self.channel = channel
@@ -52,25 +50,6 @@ public final class CameraControls: Sendable {
             throw ControlError.noSuchControl(name ?? hex8(UInt64(id)))
         }
         return match
-    }
-
-    /// The listing `v4l2-ctl --list-ctrls-menus` prints: headings and controls with their current values (read one
-    /// by one, as `v4l2-ctl` does, so one unreadable control does not hide the others).
-    public func listing() throws(ControlError) -> V4L2ControlList {
-        if let recorded = channel.recordedListing { return recorded }
-        var entries: [V4L2ControlList.Entry] = []
-        for control in try channel.queryControls() where !control.flags.contains(.disabled) {
-            var entry = V4L2ControlList.Entry(control)
-            if control.isReadable {
-                do {
-                    entry.value = try channel.read([control]).first
-                } catch {
-                    if case .failed(_, _, let errno) = error { entry.readError = errno.rawValue } else { throw error }
-                }
-            }
-            entries.append(entry)
-        }
-        return V4L2ControlList(entries: entries)
     }
 
     /// The current value of one control.

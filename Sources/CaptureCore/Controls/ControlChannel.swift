@@ -23,14 +23,6 @@ package protocol ControlChannel: Sendable {
     func write(_ assignments: [ControlAssignment]) throws(ControlError)
     /// Changes to `controls` made by others, until the stream's consumer stops.
     func events(_ controls: [ControlDescription]) throws(ControlError) -> AsyncStream<ControlEvent>
-    /// The listing as it stands, for a recorded device (in its dump's layout, with what only the dump says, such
-    /// as menu-item names a `--list-ctrls` dump gives for the selected items); `nil` for a device, whose listing
-    /// is queried.
-    var recordedListing: V4L2ControlList? { get }
-}
-
-extension ControlChannel {
-    package var recordedListing: V4L2ControlList? { nil }
 }
 
 /// A backend whose devices have controls.

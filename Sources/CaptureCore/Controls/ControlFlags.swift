@@ -38,14 +38,16 @@ public struct ControlFlags: OptionSet, Sendable, Hashable, Codable {
 
     /// The flags `v4l2-ctl` 1.22 names, in the order it prints them (`ctrlflags2s` in v4l-utils); other bits are
     /// printed as one `0x%08x` number.
-    static let v4l2CtlNames: [(ControlFlags, String)] = [
+    package static let v4l2CtlNames: [(ControlFlags, String)] = [
         (.grabbed, "grabbed"), (.disabled, "disabled"), (.readOnly, "read-only"), (.update, "update"),
         (.inactive, "inactive"), (.slider, "slider"), (.writeOnly, "write-only"), (.volatile, "volatile"),
         (.hasPayload, "has-payload"), (.executeOnWrite, "execute-on-write"), (.modifyLayout, "modify-layout"),
     ]
 
     /// Names newer `v4l2-ctl` versions print, accepted when parsing.
-    static let newerNames: [(ControlFlags, String)] = [(.dynamicArray, "dynamic-array"), (.hasMinMax, "has-min-max")]
+    package static let newerNames: [(ControlFlags, String)] = [
+        (.dynamicArray, "dynamic-array"), (.hasMinMax, "has-min-max"),
+    ]
 
     /// The flags as `v4l2-ctl` 1.22 lists them: `read-only, volatile`, with unnamed bits as `0x00000800`.
     public var v4l2CtlText: String {
@@ -67,7 +69,7 @@ public struct ControlFlags: OptionSet, Sendable, Hashable, Codable {
 
 /// `0x%08llx`: at least eight lowercase hex digits (control ids, bitmasks, and unknown flag bits of formats and
 /// controls).
-func hex8(_ value: UInt64) -> String {
+package func hex8(_ value: UInt64) -> String {
     let digits = String(value, radix: 16)
     return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
 }

@@ -44,7 +44,7 @@ public enum V4L2ControlID {
 
     /// Manual controls and the automatic mode that makes them inactive: (manual id, automatic id, the automatic
     /// control's values under which the manual one is active). UVC marks the manual control inactive otherwise.
-    static let automaticModes: [(manual: UInt32, automatic: UInt32, activeWhen: Set<Int64>)] = [
+    package static let automaticModes: [(manual: UInt32, automatic: UInt32, activeWhen: Set<Int64>)] = [
         (exposureAbsolute, exposureAuto, [1]), (focusAbsolute, focusAuto, [0]),
         (whiteBalanceTemperature, autoWhiteBalance, [0]), (gain, autoGain, [0]), (hue, autoHue, [0]),
     ]
@@ -52,7 +52,7 @@ public enum V4L2ControlID {
     /// The ids of standard controls by their `v4l2-ctl` names, old and new (kernels before 5.16 named
     /// `exposure_auto`, `focus_auto`, `white_balance_temperature_auto` what they now call `auto_exposure`,
     /// `focus_automatic_continuous`, `white_balance_automatic`). Dumps without hex ids get their ids from here.
-    static let standardKeys: [String: UInt32] = [
+    package static let standardKeys: [String: UInt32] = [
         "brightness": brightness, "contrast": contrast, "saturation": saturation, "hue": hue,
         "white_balance_temperature_auto": autoWhiteBalance, "white_balance_automatic": autoWhiteBalance,
         "auto_white_balance": autoWhiteBalance, "gamma": gamma, "gain_automatic": autoGain, "gain": gain,
@@ -66,4 +66,10 @@ public enum V4L2ControlID {
         "zoom_absolute": zoomAbsolute, "horizontal_flip": 0x0098_0914, "vertical_flip": 0x0098_0915,
         "red_balance": 0x0098_090e, "blue_balance": 0x0098_090f, "exposure": 0x0098_0911,
     ]
+}
+
+/// An id written as `0x00980900` or `9963776`.
+package func controlID(_ text: String) -> UInt32? {
+    if text.hasPrefix("0x") || text.hasPrefix("0X") { return UInt32(text.dropFirst(2), radix: 16) }
+    return text.first?.isNumber == true ? UInt32(text) : nil
 }
