@@ -3,10 +3,6 @@ import CaptureWebRTC
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// `Scripts/whip-test-server.py` run with python3 on a free port, for one test; ``stop()`` kills it.
 ///
 /// The server runs through `ExternalProcess` (its own thread, output in files), and tells its port and pid through
@@ -80,8 +76,8 @@ final class WHIPTestServer: Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// The requests the server has received so far (read with curl, so that the client under test is the only
-    /// URLSession user: under ASan an URLSession read of this log hung a run).
+    /// The requests the server has received so far, read with curl in a process of its own (so that the client under
+    /// test is the only HTTP client in the test process).
     func log() async throws -> [LoggedRequest] {
         let result = try await ExternalProcess.run("curl", ["-s", "--max-time", "10", url("/log").absoluteString])
         return try JSONDecoder().decode([LoggedRequest].self, from: result.stdout)
