@@ -30,6 +30,14 @@ let package = Package(
         // codec the rest of the server-side Swift ecosystem is built on, without a web framework's build time (CI builds
         // the package three times: plain, ASan, TSan).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The WHIP client's HTTP (CaptureWebRTC only) instead of URLSession: FoundationNetworking's libcurl path hung
+        // for minutes in the sanitized test runs (cause never found) and left leaks for LeakSanitizer to suppress;
+        // AsyncHTTPClient runs on the same NIO stack as the preview's server, with redirects, timeouts and body limits
+        // under our control. Its cost is build time: it builds swift-nio-ssl (BoringSSL from source, some 430 C files),
+        // swift-nio-http2, swift-nio-extras, swift-algorithms, swift-configuration, swift-distributed-tracing and
+        // swift-service-context (16 packages resolved). A clean debug build with tests went from 1,163 steps and 457 s
+        // of CPU to 1,929 steps and 713 s (+56 %, on a shared 2-core machine), in each of CI's three builds.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
@@ -129,20 +137,24 @@ let package = Package(
         // types the handshake exports (SRTPProfile, SRTPKeyingMaterial).
         .target(name: "CaptureDTLS", dependencies: ["CaptureRTP", "CSSL"]),
         // WebRTC: one UDP 5-tuple demultiplexed by RFC 7983 that drives CaptureICE's agent and CaptureDTLS's endpoint,
-        // SDP offers and answers, WHIP publishing (URLSession); built on the call layer's pipeline, RTP and SRTP. No NIO:
-        // the preview's HTTP server is CapturePreview.
+        // SDP offers and answers, WHIP publishing; built on the call layer's pipeline, RTP and SRTP. The WHIP client's
+        // HTTP is AsyncHTTPClient (NIOCore and NIOHTTP1 for its request and response types), imported `internal`: no
+        // NIO or AHC type in this module's API. The media path does not touch NIO (CaptureNet's sockets).
         .target(
             name: "CaptureWebRTC",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // Preview: the live preview, a page and a WHEP endpoint on swift-nio's HTTP/1 (NIOCore, NIOPosix, NIOHTTP1), and
         // its WebRTC side, one capture and one encoder (CaptureCall's SendPipeline, CaptureVP8's settings) fanned out
-        // to a CaptureWebRTC transport per viewer. A module of its own so that NIO's types and build stay out of
-        // CaptureWebRTC and of a WHIP publisher's API. CaptureICE and CaptureDTLS: the viewer's candidates, credentials
+        // to a CaptureWebRTC transport per viewer. A module of its own so that an HTTP server (and NIO's types) stay out
+        // of CaptureWebRTC and of a WHIP publisher's API. CaptureICE and CaptureDTLS: the viewer's candidates, credentials
         // and fingerprint; CaptureRTP: the packetizer and retransmission settings of its sender; CaptureNet: the
         // addresses to offer and the one the server is bound to; CaptureCore: `Locked`, the frame and error types. The
         // page is resource files (Resources/: preview.html, preview.js, stamp.js), read once through Bundle.module.

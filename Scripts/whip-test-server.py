@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A WHIP endpoint for tests (Python 3 standard library only).
 
-    whip-test-server.py --answer FILE [--port 0] [--slow SECONDS]
+    whip-test-server.py --answer FILE [--port 0] [--slow SECONDS] [--tls CERT KEY]
 
 Prints the bound port on the first line of stdout, then serves until killed. The behaviour is chosen by path:
 
@@ -14,6 +14,10 @@ Prints the bound port on the first line of stdout, then serves until killed. The
   POST /whip/error          500 with a body.
   POST /whip/garbage        201 with a Location but a body that is not SDP.
   POST /whip/slow           sleeps --slow seconds (default 5) before answering.
+  POST /whip/dribble        201 with its headers at once, then the answer a byte every 100 ms.
+  POST /whip/huge           201 with a Location and a 2 MiB body.
+  POST /whip/huge-error     500 whose 2 MiB body starts with one line of text.
+  POST /whip/moved          302 to /whip/ok (which WHIP must not follow).
   POST /whip/turn-link?port=P[&patch=405]
                             201 like /whip/ok, with one Link: <turn:127.0.0.1:P?transport=udp>; rel="ice-server";
                             username="u"; credential="p" (a local coturn's); with patch=405 the resource's PATCHes are
@@ -24,12 +28,13 @@ Prints the bound port on the first line of stdout, then serves until killed. The
   DELETE /whip/resource/*   200.
   GET /log                  the requests so far (method, path, headers, body) as JSON; not itself logged.
 
-Every other request gets 404 (and is logged).
+Every other request gets 404 (and is logged). With --tls, HTTPS only, with that certificate and key (PEM).
 """
 
 import argparse
 import urllib.parse
 import os
+import ssl
 import json
 import sys
 import threading
@@ -70,6 +75,26 @@ def make_handler(answer, slow):
             self.end_headers()
             if body:
                 self.wfile.write(body)
+
+        def write_slowly(self, pieces, pause=0.0):
+            """Writes `pieces`; a client that hangs up is the expected end, not an error."""
+            try:
+                for piece in pieces:
+                    self.wfile.write(piece)
+                    if pause:
+                        time.sleep(pause)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def reply_huge(self, status, headers, first=b""):
+            size = 2 * 1024 * 1024
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            body = first + b"x" * (size - len(first))
+            self.write_slowly(body[i:i + 65536] for i in range(0, size, 65536))
 
         def do_GET(self):
             if self.path == "/log":
@@ -125,6 +150,18 @@ def make_handler(answer, slow):
                     ("Content-Type", "application/sdp"),
                     ("Location", "/whip/resource/garbage-%d" % n),
                 ])
+            elif path == "/whip/dribble":
+                self.send_response(201)
+                self.send_header("Location", "/whip/resource/dribble-%d" % n)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.write_slowly((answer[i:i + 1] for i in range(len(answer))), pause=0.1)
+            elif path == "/whip/huge":
+                self.reply_huge(201, [("Content-Type", "application/sdp"), ("Location", "/whip/resource/huge-%d" % n)])
+            elif path == "/whip/huge-error":
+                self.reply_huge(500, [("Content-Type", "text/plain")], first=b"Internal error: too much\n")
+            elif path == "/whip/moved":
+                self.reply(302, b"", [("Location", "/whip/ok")])
             elif path == "/whip/slow":
                 time.sleep(slow)
                 self.reply(201, answer, [("Location", "/whip/resource/slow-%d" % n)])
@@ -164,11 +201,17 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="the port (0: any free port)")
     parser.add_argument("--slow", type=float, default=5.0, help="seconds /whip/slow waits")
     parser.add_argument("--ready", help="write '<port> <pid>' to this file once listening")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this certificate and key")
     arguments = parser.parse_args()
     with open(arguments.answer, "rb") as file:
         answer = file.read()
     server = ThreadingHTTPServer(("127.0.0.1", arguments.port), make_handler(answer, arguments.slow))
     server.daemon_threads = True
+    if arguments.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(arguments.tls[0], arguments.tls[1])
+        # The handshake happens in the handler's thread (a failed one must not stop the accepting loop).
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     print(server.server_address[1], flush=True)
     if arguments.ready:
         with open(arguments.ready + ".tmp", "w") as ready:

@@ -3,10 +3,6 @@ import CaptureWebRTC
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// `Scripts/whip-test-server.py` run with python3 on a free port, for one test; ``stop()`` kills it.
 ///
 /// The server runs through `ExternalProcess` (its own thread, output in files), and tells its port and pid through
@@ -32,30 +28,40 @@ final class WHIPTestServer: Sendable {
 
     let port: Int
     let pid: Int32
+    /// `https` when started with a certificate, else `http`.
+    let scheme: String
     private let run: Task<ExternalProcess.Result, any Error>
 
-    private init(port: Int, pid: Int32, run: Task<ExternalProcess.Result, any Error>) {
+    private init(port: Int, pid: Int32, scheme: String, run: Task<ExternalProcess.Result, any Error>) {
         self.port = port
         self.pid = pid
+        self.scheme = scheme
         self.run = run
     }
 
-    /// Starts the server and waits for its ready file.
-    static func start(slowSeconds: Double = 5) async throws -> WHIPTestServer {
+    /// The PEM files of a certificate and its key, for HTTPS.
+    struct TLSFiles: Sendable {
+        var certificate: String
+        var key: String
+    }
+
+    /// Starts the server (HTTPS with `tls`) and waits for its ready file.
+    static func start(slowSeconds: Double = 5, tls: TLSFiles? = nil) async throws -> WHIPTestServer {
         let ready = FileManager.default.temporaryDirectory.appendingPathComponent("whip-test-server-\(UUID())")
         defer { try? FileManager.default.removeItem(at: ready) }
-        let arguments = [
-            Fixtures.packageRoot.appendingPathComponent("Scripts/whip-test-server.py").path,
-            "--answer", Fixtures.url("webrtc/janus-videoroom-answer.sdp").path, "--port", "0",
-            "--slow", String(slowSeconds), "--ready", ready.path,
-        ]
+        let arguments =
+            [
+                Fixtures.packageRoot.appendingPathComponent("Scripts/whip-test-server.py").path,
+                "--answer", Fixtures.url("webrtc/janus-videoroom-answer.sdp").path, "--port", "0",
+                "--slow", String(slowSeconds), "--ready", ready.path,
+            ] + (tls.map { ["--tls", $0.certificate, $0.key] } ?? [])
         let run = Task { try await ExternalProcess.run(python3 ?? "/usr/bin/python3", arguments) }
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             if let text = try? String(contentsOf: ready, encoding: .utf8) {
                 let fields = text.split(whereSeparator: \.isWhitespace)
                 if fields.count == 2, let port = Int(fields[0]), let pid = Int32(fields[1]) {
-                    return WHIPTestServer(port: port, pid: pid, run: run)
+                    return WHIPTestServer(port: port, pid: pid, scheme: tls == nil ? "http" : "https", run: run)
                 }
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -77,13 +83,14 @@ final class WHIPTestServer: Sendable {
     }
 
     func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
+        URL(string: "\(scheme)://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// The requests the server has received so far (read with curl, so that the client under test is the only
-    /// URLSession user: under ASan an URLSession read of this log hung a run).
+    /// The requests the server has received so far, read with curl in a process of its own (so that the client under
+    /// test is the only HTTP client in the test process; `--insecure` for the self-signed certificate of `tls`).
     func log() async throws -> [LoggedRequest] {
-        let result = try await ExternalProcess.run("curl", ["-s", "--max-time", "10", url("/log").absoluteString])
+        let result = try await ExternalProcess.run(
+            "curl", ["-s", "--insecure", "--max-time", "10", url("/log").absoluteString])
         return try JSONDecoder().decode([LoggedRequest].self, from: result.stdout)
     }
 
@@ -202,6 +209,84 @@ struct WHIPClientTests {
             }
             #expect(ContinuousClock.now - start < .seconds(10))
         }
+    }
+
+    @Test func bodyThatDribblesTimesOut() async throws {
+        // The 201's head comes at once, its body a byte every 100 ms: the time limit covers the body too.
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/dribble"), timeout: .milliseconds(700))
+            let start = ContinuousClock.now
+            await #expect {
+                _ = try await client.publish(offer: Self.offer)
+            } throws: { error in
+                guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
+                return true
+            }
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test func hugeAnswerIsRefusedNotBuffered() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/huge"))
+            await #expect(throws: WHIPError.responseTooLarge(method: "POST", limit: WHIPClient.maximumResponseBytes)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func hugeErrorBodyStillGivesItsFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/huge-error"))
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: too much")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func otherRedirectsAreNotFollowed() async throws {
+        // 301, 302 and 303 turn a POST into a GET in HTTP clients; WHIP redirects only with 307 and 308 (RFC 9725,
+        // load balancing and redirections).
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/moved"))
+            await #expect(throws: WHIPError.unexpectedStatus(method: "POST", status: 302)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.map { "\($0.method) \($0.path)" } == ["POST /whip/moved"])
+        }
+    }
+
+    @Test func httpsVerifiesTheServersCertificate() async throws {
+        // A self-signed certificate: the TLS handshake happens and verification refuses it, before any request.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("whip-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let made = try await ExternalProcess.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        try #require(made.status == 0, "\(made.stderrText)")
+        let server = try await WHIPTestServer.start(tls: .init(certificate: certificate, key: key))
+        do {
+            await #expect {
+                _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
+            } throws: { error in
+                guard case .transport(method: "POST", _, let reason) = error as? WHIPError else { return false }
+                return reason.contains("CERTIFICATE_VERIFY_FAILED")
+            }
+            #expect(try await server.log().isEmpty)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     @Test func redirectLoopStopsAtTheLimit() async throws {
