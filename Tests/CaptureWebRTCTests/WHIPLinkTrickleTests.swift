@@ -10,7 +10,8 @@ import Testing
 /// end-of-candidates, without delaying ICE; a resource that refuses PATCH (405) is counted, not fatal.
 @Suite(
     "WHIP publisher: the endpoint's Link TURN server, trickled", .serialized,
-    .enabled(if: WHIPTestServer.python3 != nil, "needs python3"), .timeLimit(.minutes(1)))
+    // A hang guard, not a speed check: the parallel sanitized run starves the pool for a minute at a time.
+    .enabled(if: WHIPTestServer.python3 != nil, "needs python3"), .timeLimit(.minutes(5)))
 struct WHIPLinkTrickleTests {
     /// Starts a publisher on `path` (the fixture's answer names a candidate nobody answers, so `start()` ends in a
     /// transport timeout after `connectTimeout`), waits for `until` on the server's log and the statistics, and returns

@@ -70,18 +70,7 @@ public final class VideoReceiver: Sendable {
         self.logger = logger
         self.onFrame = onFrame
         do throws(UDPSocketError) {
-            rtpSocket = try UDPSocket(bindingTo: configuration.local)
-            let port = rtpSocket.localAddress.port
-            if configuration.rtcpMux {
-                rtcpSocket = rtpSocket
-            } else {
-                do throws(UDPSocketError) {
-                    rtcpSocket = try UDPSocket(bindingTo: configuration.local.withPort(port &+ 1))
-                } catch {
-                    rtpSocket.close()
-                    throw error
-                }
-            }
+            (rtpSocket, rtcpSocket) = try UDPSocket.bindRTPPair(at: configuration.local, rtcpMux: configuration.rtcpMux)
         } catch {
             switch error {
             case .portInUse(let address): throw VideoSessionError(.portInUse, "\(address): UDP port in use")

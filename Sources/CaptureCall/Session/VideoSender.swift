@@ -158,27 +158,14 @@ public final class VideoSender: EncodedFrameSink {
         remote: SocketAddress, rtcpMux: Bool
     ) throws(VideoSessionError) -> (rtp: UDPSocket, rtcp: UDPSocket, local: SocketAddress) {
         let any = remote.family == .ipv6 ? SocketAddress.anyIPv6(port: 0) : SocketAddress.anyIPv4(port: 0)
-        for _ in 0..<16 {
-            let rtp: UDPSocket
-            do throws(UDPSocketError) {
-                rtp = try UDPSocket(bindingTo: any)
-            } catch {
-                throw VideoSessionError(.socket, "cannot open a UDP socket: \(error)")
-            }
-            if rtcpMux { return (rtp, rtp, rtp.localAddress) }
-            let port = rtp.localAddress.port
-            guard port < UInt16.max else {
-                rtp.close()
-                continue
-            }
-            do throws(UDPSocketError) {
-                let rtcp = try UDPSocket(bindingTo: any.withPort(port + 1))
-                return (rtp, rtcp, rtp.localAddress)
-            } catch {
-                rtp.close()
-            }
+        do throws(UDPSocketError) {
+            let (rtp, rtcp) = try UDPSocket.bindRTPPair(at: any, rtcpMux: rtcpMux)
+            return (rtp, rtcp, rtp.localAddress)
+        } catch .portInUse {
+            throw VideoSessionError(.socket, "no free pair of adjacent UDP ports for RTP and RTCP")
+        } catch {
+            throw VideoSessionError(.socket, "cannot open a UDP socket: \(error)")
         }
-        throw VideoSessionError(.socket, "no free pair of adjacent UDP ports for RTP and RTCP")
     }
 }
 
