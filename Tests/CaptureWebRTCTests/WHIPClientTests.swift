@@ -198,34 +198,33 @@ struct WHIPClientTests {
         }
     }
 
+    /// POSTs to `path` with a 700 ms time limit: the client must fail with `timedOut` within `bound` of wall time.
+    private func expectPublishTimesOut(
+        _ server: WHIPTestServer, path: String, within bound: Duration
+    ) async {
+        let client = WHIPClient(endpoint: server.url(path), timeout: .milliseconds(700))
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await client.publish(offer: Self.offer)
+        } throws: { error in
+            guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
+            return true
+        }
+        #expect(ContinuousClock.now - start < bound)
+    }
+
     @Test func slowServerTimesOut() async throws {
         try await WHIPTestServer.with(slowSeconds: 20) { server in
-            let client = WHIPClient(endpoint: server.url("/whip/slow"), timeout: .milliseconds(700))
-            let start = ContinuousClock.now
-            await #expect {
-                _ = try await client.publish(offer: Self.offer)
-            } throws: { error in
-                guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
-                return true
-            }
-            #expect(ContinuousClock.now - start < .seconds(10))
+            await expectPublishTimesOut(server, path: "/whip/slow", within: .seconds(10))
         }
     }
 
     @Test func bodyThatDribblesTimesOut() async throws {
-        // The 201's head comes at once, its body a byte every 100 ms: the time limit covers the body too.
+        // The 201's head comes at once, its body a byte every 100 ms: the time limit covers the body too. The whole
+        // body would take over a minute; a starved sanitized run took 7.6 s to time out, so the bound only proves the
+        // limit cut the body short.
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/dribble"), timeout: .milliseconds(700))
-            let start = ContinuousClock.now
-            await #expect {
-                _ = try await client.publish(offer: Self.offer)
-            } throws: { error in
-                guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
-                return true
-            }
-            // The whole body would take over a minute (a byte every 100 ms); a starved sanitized run took 7.6 s to
-            // time out, so the bound only proves the limit cut the body short.
-            #expect(ContinuousClock.now - start < .seconds(30))
+            await expectPublishTimesOut(server, path: "/whip/dribble", within: .seconds(30))
         }
     }
 

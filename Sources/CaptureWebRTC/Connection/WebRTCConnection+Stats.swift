@@ -70,20 +70,29 @@ extension WebRTCConnection {
         return report
     }
 
-    /// The stream we send (live, or as it was when the connection closed or failed): its SSRCs and figures.
-    private var sentStream: (ssrc: UInt32, rtxSSRC: UInt32?, statistics: VideoSenderStatistics)? {
-        if case .connected(let established) = phase, let media = established.media {
-            return (media.ssrc, media.configuration.retransmission?.rtxSSRC, media.statistics)
+    /// The stream we send: its SSRCs and figures.
+    struct SentStream {
+        var ssrc: UInt32
+        var rtxSSRC: UInt32?
+        var statistics: VideoSenderStatistics
+
+        init(_ media: RTPSendSession) {
+            ssrc = media.ssrc
+            rtxSSRC = media.configuration.retransmission?.rtxSSRC
+            statistics = media.statistics
         }
-        guard let final = finalMediaStatistics, let ssrcs = finalSSRCs else { return nil }
-        return (ssrcs.media, ssrcs.rtx, final)
+    }
+
+    /// The stream we send, live, or as it was when the connection closed or failed.
+    var sentStream: SentStream? {
+        if case .connected(let established) = phase, let media = established.media { return SentStream(media) }
+        return finalStream
     }
 
     /// Keeps the stream's last figures and SSRCs as the connection leaves the connected phase (closed or failed).
     func keepFinalMediaFigures() {
         guard case .connected(let established) = phase, let media = established.media else { return }
-        finalMediaStatistics = media.statistics
-        finalSSRCs = (media.ssrc, media.configuration.retransmission?.rtxSSRC)
+        finalStream = SentStream(media)
     }
 
     /// DTLS's state in W3C's terms.

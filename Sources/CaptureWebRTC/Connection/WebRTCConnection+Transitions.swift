@@ -13,7 +13,7 @@ extension WebRTCConnection {
     func route(
         _ datagram: UnsafeMutableRawBufferPointer, from source: SocketAddress, relay: SocketAddress?, nowNs: UInt64
     ) {
-        if let pair = ice.selectedPair, pair.remote.address == source { pairReceived.count(datagram.count) }
+        if source == selectedRemote { pairReceived.count(datagram.count) }
         switch DatagramKind(classifying: UnsafeRawBufferPointer(datagram)) {
         case .stun:
             counters.stunReceived += 1
@@ -102,6 +102,7 @@ extension WebRTCConnection {
     func advance(nowNs: UInt64) {
         followICEAndDTLS(nowNs: nowNs)
         mediaPath = mediaRoute()
+        selectedRemote = ice.selectedPair?.remote.address
     }
 
     private func followICEAndDTLS(nowNs: UInt64) {

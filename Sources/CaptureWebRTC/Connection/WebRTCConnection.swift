@@ -182,6 +182,9 @@ public final class WebRTCConnection {
     /// The route media takes (the selected pair while consent holds), worked out after each input rather than per
     /// packet: ICE changes it only in its own inputs and timeouts.
     var mediaPath: Route?
+    /// The selected pair's remote address, worked out after each input like ``mediaPath`` (whatever consent says):
+    /// what a received datagram is compared with to count the pair's traffic, without a pair lookup per datagram.
+    var selectedRemote: SocketAddress?
     let transmits: TransmitQueue
     var events: [ConnectionEvent] = []
     var startNs: UInt64 = 0
@@ -194,10 +197,8 @@ public final class WebRTCConnection {
     var selectedPairChanges = 0
     /// Our DTLS role, from the peer's description.
     var dtlsRole: DTLSRole?
-    /// The stream's last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
-    var finalMediaStatistics: VideoSenderStatistics?
-    /// The stream's SSRCs, kept with its last figures.
-    var finalSSRCs: (media: UInt32, rtx: UInt32?)?
+    /// The stream's SSRCs and last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
+    var finalStream: SentStream?
     let logger: Logger
 
     /// Creates a connection that gathers from `configuration`'s addresses and servers (from the first
@@ -251,7 +252,7 @@ public final class WebRTCConnection {
     public var selectedPair: ICECandidatePair? { ice.selectedPair }
     /// The sent stream's figures, once connected with a stream.
     public var mediaStatistics: VideoSenderStatistics? {
-        if case .connected(let established) = phase { established.media?.statistics } else { finalMediaStatistics }
+        sentStream?.statistics
     }
     /// Whether `address` is one of our TURN servers.
     public func isTURNServer(_ address: SocketAddress) -> Bool { ice.isTURNServer(address) }

@@ -1,4 +1,5 @@
 internal import AsyncHTTPClient
+internal import CaptureCore
 import Foundation
 internal import NIOCore
 internal import NIOHTTP1
@@ -189,7 +190,7 @@ public final class WHIPClient: Sendable {
         let http = http
         let timeout = timeout
         let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let seconds = Self.seconds(timeout)
+        let seconds = timeout.inSeconds
         do {
             return try await withThrowingTaskGroup(of: Response?.self) { group in
                 group.addTask { try await Self.exchange(exchanged, on: http, deadline: deadline) }
@@ -243,10 +244,5 @@ public final class WHIPClient: Sendable {
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else { return nil }
         return url
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
