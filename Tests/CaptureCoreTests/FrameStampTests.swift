@@ -60,9 +60,12 @@ struct FrameStampTests {
     func syntheticCameraStamps() async throws {
         let capturer = CameraVideoCapturer(provider: .builtIn)
         var stamps: [FrameStamp] = []
-        // When the last stamp was read, in the stamp's own milliseconds: taken then, not after stopCapture, whose wait
-        // in a starved sanitized run (5 s once) says nothing about how old the frame was.
-        var readAtMs: UInt32 = 0
+        // "Close to now" means on the same clock, in order: every capture time lies between a reading taken before the
+        // start and one taken when its frame was read. No bound in seconds: a starved sanitized run once delivered a
+        // frame 5.8 s after its capture, which says nothing about the stamp. Milliseconds wrap, so compare distances;
+        // each conversion to the wall clock rounds down, so the window gets 2 ms either side.
+        let startedAtMs = FrameStamp.at(frameNumber: 0, captureTimeNs: MonotonicClock.nowNs()).captureTimeMs &- 2
+        var readAtMs: [UInt32] = []
         let stream = capturer.frames()
         try await capturer.startCapture(target: Dimensions(width: 320, height: 240))
         for await frame in stream {
@@ -72,7 +75,7 @@ struct FrameStampTests {
             }
             if let stamp {
                 stamps.append(stamp)
-                readAtMs = FrameStamp.at(frameNumber: 0, captureTimeNs: MonotonicClock.nowNs()).captureTimeMs
+                readAtMs.append(FrameStamp.at(frameNumber: 0, captureTimeNs: MonotonicClock.nowNs()).captureTimeMs)
             }
             if stamps.count == 10 { break }
         }
@@ -88,6 +91,10 @@ struct FrameStampTests {
                 milliseconds < 1e6 && milliseconds >= Double(frames) * 1_000 / 30 - 100,
                 "\(frames) frames in \(milliseconds) ms")
         }
-        #expect(readAtMs &- (stamps.last?.captureTimeMs ?? 0) < 5_000)
+        for (stamp, readAt) in zip(stamps, readAtMs) {
+            let sinceStart = stamp.captureTimeMs &- startedAtMs
+            let readSinceStart = (readAt &- startedAtMs) &+ 2
+            #expect(sinceStart <= readSinceStart, "captured at \(sinceStart) ms, read at \(readSinceStart) ms")
+        }
     }
 }

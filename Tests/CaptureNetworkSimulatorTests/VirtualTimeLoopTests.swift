@@ -108,14 +108,13 @@ private final class StuckPeer: VirtualPeer {
         return (VirtualTimeLoop(network: network), pinger, Echoer(address: "echoer"))
     }
 
-    @Test func pingOverFiftyMillisecondsTakesOneHundredMillisecondRoundTrips() {
+    @Test(.timeLimit(.minutes(1))) func pingOverFiftyMillisecondsTakesOneHundredMillisecondRoundTrips() {
         let (loop, pinger, echoer) = pingSetup()
         let deadline = Self.start + .seconds(10)
         var result: VirtualTimeLoopResult?
-        let wallTime = ContinuousClock().measure {
-            result = loop.run(peers: [pinger, echoer], until: deadline)
-        }
-        #expect(wallTime < .seconds(1))
+        // Nothing here waits for the wall clock: ten simulated seconds pass as fast as the steps run. How fast that is
+        // belongs to a benchmark, not a test (a starved sanitized run once took a full second).
+        result = loop.run(peers: [pinger, echoer], until: deadline)
         #expect(result?.reason == .deadlineReached)
         #expect(result?.now == deadline)
         #expect(loop.now == deadline)
