@@ -99,7 +99,7 @@ public final class PreviewSession: WHEPSessionHandler {
         let role: DTLSRole = parsed.setup == "passive" ? .client : .server
         let transport: WebRTCTransport
         do {
-            transport = try WebRTCTransport(
+            transport = try await WebRTCTransport.open(
                 configuration: WebRTCTransport.Configuration(
                     role: .controlled, hostAddresses: hostAddresses, mtu: maxPacketSize),
                 logger: logger)
@@ -181,7 +181,7 @@ public final class PreviewSession: WHEPSessionHandler {
     public func stop() async {
         let ids = state.withLock { Array($0.viewers.keys) }
         for id in ids { _ = await end(viewerID: id) }
-        pipeline.stop()
+        await pipeline.stop()
     }
 
     /// Viewers started and failed so far, and watching now.

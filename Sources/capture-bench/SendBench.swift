@@ -54,8 +54,9 @@ struct SendBench {
     func run() async throws {
         MallocInterposerSwift.initialize()
         let drain = try UDPSocket(bindingTo: SocketAddress.loopbackIPv4(port: 0))
-        let drained = Locked((datagrams: 0, stopped: false))
-        Thread.detachNewThread { Self.drainLoop(drain, into: drained) }
+        let drained = Locked(0)
+        let drainEnded = Completion()
+        Thread.detachNewThread { Self.drainLoop(drain, into: drained, ended: drainEnded) }
         var packetizer = RTPPacketizerConfiguration()
         if webrtc {
             packetizer.midExtensionID = 1
@@ -70,7 +71,7 @@ struct SendBench {
         let sink = CountingSink(
             sender: sender, warmup: warmup, limit: warmup + frames, senderOnly: senderOnly || isolated)
         if isolated {
-            try await runIsolated(sink: sink, sender: sender, drain: drain, drained: drained)
+            try await runIsolated(sink: sink, sender: sender, drain: drain, drainEnded: drainEnded)
             return
         }
         let pipeline = try SendPipeline(
@@ -83,10 +84,10 @@ struct SendBench {
         try await capturer.startCapture(target: size, fpsLimit: 30, preference: PixelFormat.defaultPreference)
         let window = await sink.finished()
         await capturer.stopCapture()
-        pipeline.stop()
+        await pipeline.stop()
         let statistics = MallocInterposerSwift.getStatistics()
         drain.close()
-        while !drained.withLock({ $0.stopped }) { usleep(1_000) }
+        await drainEnded.wait()
         let sent = sender.statistics
         let seconds = Double(window.endNs &- window.startNs) / 1e9
         let packets = Double(window.packets)
@@ -99,7 +100,7 @@ struct SendBench {
                 + "mallocs=\(statistics.mallocCount) malloc_bytes=\(statistics.mallocBytesCount) "
                 + "mallocs_per_frame=\(fixed(Double(statistics.mallocCount) / Double(frames), 3)) "
                 + "mallocs_per_packet=\(fixed(Double(statistics.mallocCount) / max(1, packets), 3)) "
-                + "send_errors=\(sent.sendErrors) datagrams_received=\(drained.withLock { $0.datagrams }) "
+                + "send_errors=\(sent.sendErrors) datagrams_received=\(drained.withLock { $0 }) "
                 + "glass_to_wire_p50_ms=\(fixed(sent.glassToWire.p50Ms, 3)) "
                 + "glass_to_wire_p99_ms=\(fixed(sent.glassToWire.p99Ms, 3))")
     }
@@ -109,7 +110,7 @@ struct SendBench {
     /// (packetize, header extensions, RTX history, SRTP, send).
     private func runIsolated(
         sink: CountingSink, sender: VideoSender, drain: UDPSocket,
-        drained: Locked<(datagrams: Int, stopped: Bool)>
+        drainEnded: Completion
     ) async throws {
         let deltaBytes = kbps * 1_000 / 8 / 30
         let made = (0..<warmup + frames).map { index in
@@ -123,7 +124,7 @@ struct SendBench {
         let window = await sink.finished()
         let statistics = MallocInterposerSwift.getStatistics()
         drain.close()
-        while !drained.withLock({ $0.stopped }) { usleep(1_000) }
+        await drainEnded.wait()
         print(
             "isolated=yes size=\(size) srtp=\(srtp?.rawValue ?? "none") webrtc=\(webrtc) frames=\(frames) "
                 + "packets=\(window.packets) mallocs=\(statistics.mallocCount) "
@@ -132,16 +133,16 @@ struct SendBench {
     }
 
     /// Receives and discards datagrams until the socket is closed.
-    private static func drainLoop(_ socket: UDPSocket, into drained: Locked<(datagrams: Int, stopped: Bool)>) {
+    private static func drainLoop(_ socket: UDPSocket, into drained: Locked<Int>, ended: Completion) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         defer {
             buffer.deallocate()
-            drained.withLock { $0.stopped = true }
+            ended.finish()
         }
         while true {
             do {
                 if try socket.receive(into: buffer, timeout: .milliseconds(100)) != nil {
-                    drained.withLock { $0.datagrams += 1 }
+                    drained.withLock { $0 += 1 }
                 }
             } catch {
                 return

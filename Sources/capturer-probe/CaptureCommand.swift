@@ -105,7 +105,7 @@ extension CapturerProbe {
                 run = try await CaptureRun.start(
                     on: resolved, request: request, paced: !unpaced, orientation: orientation, delegate: consumer)
             } catch {
-                _ = try? consumer.finish()
+                _ = try? await consumer.finish()
                 if let output { unlink(output) }
                 throw error
             }
@@ -121,7 +121,7 @@ extension CapturerProbe {
             }
             await waiter.value
             timer.cancel()
-            let record = try await run.stop { try consumer.finish() }
+            let record = try await run.stop { try await consumer.finish() }
 
             let statistics = run.capturer.statistics
             let timing = TimingSummary(record.timing)

@@ -65,7 +65,7 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
 
     deinit {
         // finish() may not have run (a start that failed): the scorer's thread ends either way.
-        _ = scorer.finish()
+        scorer.requestFinish()
     }
 
     func capturer(_ capturer: CameraVideoCapturer, didCapture frame: VideoFrame) {
@@ -114,8 +114,8 @@ final class EncodingConsumer: CameraVideoCapturerDelegate {
     }
 
     /// Called after capture stopped: waits for the scorer, closes the IVF file and returns what was gathered.
-    func finish() throws(CaptureError) -> Record {
-        let score = scorer.finish()
+    func finish() async throws(CaptureError) -> Record {
+        let score = await scorer.finish()
         return try state.withLock { state throws(CaptureError) -> Record in
             state.done = true
             if progress, state.record.frames > 0 { StandardError.write("\n") }

@@ -45,6 +45,8 @@ final class LoopbackScorer: Sendable {
     /// The most frames waiting to be scored.
     let capacity: Int
     private let state: ConditionLock<State>
+    /// Finished by the scoring thread as its last act.
+    private let exited = Completion()
 
     /// Starts the scorer's thread with `decoder`, which belongs to that thread from now on.
     init(decoder: sending VP8Decoder, capacity: Int = 4) throws(CaptureError) {
@@ -94,10 +96,17 @@ final class LoopbackScorer: Sendable {
         state.withLock(signalling: true) { $0.pending.append(slot) }
     }
 
-    /// Scores what is queued, stops the thread and returns the score.
-    func finish() -> Score {
+    /// Scores what is queued, stops the thread and returns the score once the thread has ended (its last act
+    /// resumes this; no thread is held meanwhile).
+    func finish() async -> Score {
+        requestFinish()
+        await exited.wait()
+        return state.withLock { $0.score }
+    }
+
+    /// Tells the thread to end once the queue is scored, without waiting for it.
+    func requestFinish() {
         state.withLock(signalling: true) { $0.finishing = true }
-        return state.wait(until: { $0.exited }) { $0.score }
     }
 
     private func run(_ decoder: VP8Decoder) {
@@ -107,10 +116,12 @@ final class LoopbackScorer: Sendable {
             state.withLock(signalling: true) { $0.free.append(slot) }
         }
         state.withLock(signalling: true) { $0.exited = true }
+        exited.finish()
     }
 
     /// The oldest waiting slot, or `nil` once finishing and nothing waits.
     private func nextSlot() -> Slot? {
+        // blocking: the scoring thread waits for the next frame; it is the thread's whole job.
         state.wait(until: { !$0.pending.isEmpty || $0.finishing }) { state in
             state.pending.isEmpty ? nil : state.pending.removeFirst()
         }

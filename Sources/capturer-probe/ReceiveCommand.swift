@@ -113,7 +113,7 @@ extension CapturerProbe {
                 }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            receiver.stop()
+            await receiver.stop()
             let statistics = receiver.statistics
             if configuration.srtp != nil, statistics.srtpFailures > 0, statistics.packets == 0 {
                 throw ProbeFailure(

@@ -139,7 +139,7 @@ extension CapturerProbe {
             do {
                 run = try await CaptureRun.start(on: resolved, request: request, delegate: pipeline)
             } catch {
-                pipeline.stop()
+                await pipeline.stop()
                 throw error
             }
             while sender.statistics.frames < limit, MonotonicClock.nowNs() < deadlineNs,
@@ -147,7 +147,7 @@ extension CapturerProbe {
             {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            try await run.stop { pipeline.stop() }
+            try await run.stop { await pipeline.stop() }
 
             let sent = sender.statistics
             let encoded = pipeline.statistics

@@ -35,7 +35,7 @@ struct PipelineTests {
         let reached = try await PipelineFixtures.wait { tee.count >= 60 }
         await capturer.stopCapture()
         let elapsed = ContinuousClock.now - start
-        pipeline.stop()
+        await pipeline.stop()
         let statistics = pipeline.statistics
         let capture = capturer.statistics
         print(
@@ -73,7 +73,7 @@ struct PipelineTests {
             try await Self.feed(
                 pipeline, PipelineFixtures.markedFrame(PipelineFixtures.qvga, index: index), via: capturer)
         }
-        pipeline.stop()
+        await pipeline.stop()
         #expect(sink.frames.map(\.isKeyFrame) == [true, false, false, false, false, true, false, false])
         let statistics = pipeline.statistics
         #expect(statistics.keyFrames == 2 && statistics.keyFramesRequested == [.pictureLossIndication: 1])
@@ -99,7 +99,7 @@ struct PipelineTests {
         #expect(pipeline.setTargetBitrate(kbps: 400, reason: .application) == 400)
         #expect(pipeline.setTargetBitrate(kbps: 400, reason: .application) == 400)
         try await Self.feed(pipeline, PipelineFixtures.markedFrame(PipelineFixtures.qvga, index: 1), via: capturer)
-        pipeline.stop()
+        await pipeline.stop()
         let statistics = pipeline.statistics
         #expect(statistics.currentTargetKbps == 400 && statistics.bitrateChanges == 3)
         #expect(statistics.encodeFailures == 0)
@@ -132,7 +132,7 @@ struct PipelineTests {
         let settled = sink.count
         _ = try await PipelineFixtures.wait { sink.count >= settled + 3 }
         await capturer.stopCapture()
-        pipeline.stop()
+        await pipeline.stop()
         #expect(down && up)
         let statistics = pipeline.statistics
         #expect(statistics.resolutionStepsDown == 1 && statistics.resolutionStepsUp == 1, "\(statistics)")
@@ -159,7 +159,7 @@ struct PipelineTests {
                 configuration: SendPipelineConfiguration(rotatePixels: rotate, overuse: Self.noOveruse), sinks: [sink])
             try await Self.feed(
                 pipeline, PipelineFixtures.markedFrame(size, index: 0, rotation: .degrees90), via: capturer)
-            pipeline.stop()
+            await pipeline.stop()
             let encoded = try #require(sink.frames.first)
             let decoded = try #require(try VP8Decoder().decode(encoded))
             let means = PipelineFixtures.quadrantMeans(decoded.buffer)
@@ -184,7 +184,7 @@ struct PipelineTests {
         let configuration = try await capturer.startCapture(target: PipelineFixtures.qvga, fpsLimit: 30)
         _ = try await PipelineFixtures.wait { sink.count >= 5 }
         await capturer.stopCapture()
-        pipeline.stop()
+        await pipeline.stop()
         let frames = sink.frames
         try #require(frames.count >= 5)
         let rotated = configuration.granted.dimensions.applying(capturer.rotation)
@@ -214,7 +214,7 @@ struct PipelineTests {
             try await Self.feed(
                 pipeline, PipelineFixtures.markedFrame(PipelineFixtures.qvga, index: index), via: capturer)
         }
-        pipeline.stop()
+        await pipeline.stop()
         #expect(ivfSink.statistics.framesWritten == 10 && ivfSink.statistics.failures == 0)
         #expect(badSink.statistics.failures == 10 && badSink.lastError?.code == .ioFailure)
         let yuv = dir.appendingPathComponent("out.yuv")
@@ -243,11 +243,11 @@ struct PipelineTests {
         _ = try await PipelineFixtures.wait { sink.count >= 3 }
         // Stop while the camera still delivers, from two threads at once.
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<2 { group.addTask { pipeline.stop() } }
+            for _ in 0..<2 { group.addTask { await pipeline.stop() } }
         }
         let afterStop = (sink.count, pipeline.statistics)
         try await Task.sleep(for: .milliseconds(200))
-        pipeline.stop()
+        await pipeline.stop()
         await capturer.stopCapture()
         let recorded = sink.recorded.withLock { $0 }
         #expect(recorded.finishCount == 1 && recorded.framesAfterFinish == 0)
@@ -268,7 +268,7 @@ struct PipelineTests {
             let configuration = try await capturer.startCapture(target: target, fpsLimit: 30)
             _ = try await PipelineFixtures.wait(timeout: .seconds(30)) { sink.count >= 150 }
             await capturer.stopCapture()
-            pipeline.stop()
+            await pipeline.stop()
             let latencies = Array(sink.recorded.withLock { $0.latenciesNs }.dropFirst(10))
             let statistics = pipeline.statistics
             func ms(_ ns: UInt64) -> String { "\(Double(ns / 10_000) / 100) ms" }

@@ -30,9 +30,9 @@ final class LoopbackCall {
     /// Stops the camera, the pipeline (which finishes the sender) and the receiver.
     func stop() async {
         await capturer.stopCapture()
-        pipeline.stop()
+        await pipeline.stop()
         sender.finish()
-        receiver.stop()
+        await receiver.stop()
     }
 
     /// Polls `condition` every 20 ms for up to `seconds`; returns whether it became true.

@@ -143,16 +143,21 @@ struct ChurnTests {
         let orientations: [DeviceOrientation] = [.portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight]
         try await Self.expectNoGrowth("orientation from threads") {
             try await capturer.startCapture(target: Self.target)
-            let done = DispatchGroup()
+            let running = Locked(4)
+            let done = Completion()
             for index in 0..<4 {
-                done.enter()
                 let thread = Thread {
                     for step in 0..<2_000 { capturer.deviceOrientation = orientations[(index + step) % 4] }
-                    done.leave()
+                    // The last thread out lets the test go on.
+                    let remaining = running.withLock { count in
+                        count -= 1
+                        return count
+                    }
+                    if remaining == 0 { done.finish() }
                 }
                 thread.start()
             }
-            while done.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(10)) }
+            await done.wait()
             capturer.deviceOrientation = .landscapeRight
             let expected = capturer.rotation
             let stream = capturer.frames(bufferingNewest: 1)

@@ -111,8 +111,8 @@ final class PluggableBackend: CameraBackend {
         let granted: GrantedFormat
         /// (stop requested, disconnected, thread started).
         private let flags = Locked((stop: false, disconnected: false, started: false))
-        private let captureThread = Locked<pthread_t?>(nil)
-        private let finished = DispatchSemaphore(value: 0)
+        /// Finished by the capture thread as its last act.
+        private let finished = Completion()
 
         init(
             backend: PluggableBackend, camera: Camera, configuration: CaptureSessionConfiguration,
@@ -129,7 +129,7 @@ final class PluggableBackend: CameraBackend {
 
         func disconnect() { flags.withLock { $0.disconnected = true } }
 
-        func start() throws(CaptureError) {
+        func start() async throws(CaptureError) {
             let id = camera.device.id
             let failing = backend.failNextStart.withLock { $0.remove(id) != nil }
             guard backend.isPlugged(id), !failing else {
@@ -138,10 +138,9 @@ final class PluggableBackend: CameraBackend {
             flags.withLock { $0.started = true }
             backend.register(self)
             let thread = Thread { [self] in
-                captureThread.withLock { $0 = pthread_self() }
                 run()
                 backend.unregister(self)
-                finished.signal()
+                finished.finish()
             }
             thread.name = "PluggableCamera"
             thread.start()
@@ -164,20 +163,18 @@ final class PluggableBackend: CameraBackend {
                 } else {
                     events.dropped(.poolExhausted)
                 }
+                // blocking: the fake camera's own capture thread paces its frames.
                 Thread.sleep(forTimeInterval: 0.002)
             }
         }
 
-        func stop() {
+        func stop() async {
             let started = flags.withLock { flags -> Bool in
                 flags.stop = true
                 return flags.started
             }
-            // The capture thread itself (stopping from its `ended` callback) cannot join itself.
-            if let thread = captureThread.withLock({ $0 }), pthread_equal(thread, pthread_self()) != 0 { return }
             guard started else { return }
-            finished.wait()
-            finished.signal()
+            await finished.wait()
         }
     }
 }

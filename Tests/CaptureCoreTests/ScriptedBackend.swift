@@ -1,5 +1,4 @@
 import CaptureCore
-import Dispatch
 
 /// A camera backend whose session does, inside `start()`, exactly what a test scripts: deliver some frames, end on
 /// its own, or wait at a gate until the test opens it. It makes the windows around `startCapture` deterministic
@@ -11,9 +10,7 @@ final class ScriptedBackend: CameraBackend {
         case frame
         /// End the session with this error (`nil`: a clean end of the source).
         case end(CaptureError?)
-        /// Signal ``ScriptedBackend/entered`` and wait until ``ScriptedBackend/open()`` (120 s at most: a safety net
-        /// only, long enough for a test starved of the cooperative pool under a sanitizer on a loaded machine; 10 s
-        /// was not).
+        /// Finish ``ScriptedBackend/entered`` and wait (suspended, holding no thread) until ``ScriptedBackend/open()``.
         case gate
     }
 
@@ -22,9 +19,9 @@ final class ScriptedBackend: CameraBackend {
         id: "scripted", name: "Scripted camera", kind: .recorded,
         formats: [CaptureFormat(.yu12, 64, 48, fps: [30])])
     let script: [Step]
-    /// Signalled when a session reaches a `.gate` step.
-    let entered = DispatchSemaphore(value: 0)
-    private let gate = DispatchSemaphore(value: 0)
+    /// Finished when a session reaches a `.gate` step.
+    let entered = Completion()
+    private let gate = Completion()
     /// How many sessions were stopped, and how many times in all `stop()` was called.
     let stops = Locked((sessions: 0, calls: 0))
 
@@ -33,7 +30,7 @@ final class ScriptedBackend: CameraBackend {
     var provider: CameraProvider { CameraProvider(backends: [self]) }
 
     /// Lets a session waiting at a `.gate` step go on.
-    func open() { gate.signal() }
+    func open() { gate.finish() }
 
     func devices() -> [CaptureDevice] { [device] }
     func canConvert(_ pixelFormat: PixelFormat) -> Bool { pixelFormat == .yu12 }
@@ -60,7 +57,7 @@ final class ScriptedBackend: CameraBackend {
                 fps: configuration.fps)
         }
 
-        func start() throws(CaptureError) {
+        func start() async throws(CaptureError) {
             var timestamp: UInt64 = 1_000
             for step in backend.script {
                 switch step {
@@ -74,13 +71,13 @@ final class ScriptedBackend: CameraBackend {
                 case .end(let error):
                     events.ended(error)
                 case .gate:
-                    backend.entered.signal()
-                    _ = backend.gate.wait(timeout: .now() + 120)
+                    backend.entered.finish()
+                    await backend.gate.wait()
                 }
             }
         }
 
-        func stop() {
+        func stop() async {
             let first = stopped.withLock { stopped in
                 defer { stopped = true }
                 return !stopped

@@ -5,7 +5,7 @@ import Testing
 
 /// The window between a session starting and `startCapture` marking the capture running, driven by a scripted
 /// backend so that each case happens every time rather than by thread timing.
-@Suite("startCapture when the session ends or is stopped while starting")
+@Suite("startCapture when the session ends or is stopped while starting", .timeLimit(.minutes(1)))
 struct StartRaceTests {
     @Test("a session that fails after its first frames, before start returns: start succeeds, the error is told once")
     func failsWhileStarting() async throws {
@@ -57,13 +57,8 @@ struct StartRaceTests {
         let start = Task { () async throws -> CaptureConfiguration in
             try await capturer.startCapture(target: Dimensions(width: 64, height: 48))
         }
-        // Wait (without blocking the cooperative pool) until the session is inside start(), at the gate.
-        var waited = 0
-        while backend.entered.wait(timeout: .now()) == .timedOut, waited < 1_000 {
-            try await Task.sleep(for: .milliseconds(10))
-            waited += 1
-        }
-        try #require(waited < 1_000, "the scripted session never reached its gate")
+        // Wait, suspended, until the session is inside start(), at the gate.
+        await backend.entered.wait()
         #expect(capturer.captureState == .starting)
         await capturer.stopCapture()
         #expect(capturer.captureState == .idle)

@@ -151,8 +151,10 @@ import Testing
                     from: socket, to: peer, certificate: certificate, peerFingerprint: peerFingerprint)
                 try? input.fileHandleForWriting.close()
                 let deadline = Date().addingTimeInterval(10)
+                // blocking: inside `onThread`, a thread made for s_server's run.
                 while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
                 if process.isRunning { process.terminate() }
+                // blocking: the same thread.
                 process.waitUntilExit()
                 return (served, process.terminationStatus)
             }
@@ -185,6 +187,7 @@ import Testing
             return served
         }
         // Give s_server a moment to bind; a lost ClientHello is retransmitted after 1 s anyway.
+        // blocking: `connect` runs inside `onThread`, on a thread made for it.
         Thread.sleep(forTimeInterval: 0.3)
         endpoint.start(nowNs: monotonicNowNs())
         var buffer = [UInt8](repeating: 0, count: 2048)

@@ -76,7 +76,7 @@ struct UDPSocketTests {
     }
 
     @Test("sending to a closed port is counted as ECONNREFUSED, not thrown")
-    func connectionRefused() throws {
+    func connectionRefused() async throws {
         // Find a free port, then close it.
         let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
         let closedPort = probe.localAddress
@@ -88,7 +88,7 @@ struct UDPSocketTests {
         var results: [Bool] = []
         for _ in 0..<5 {
             results.append(datagram.withUnsafeBytes { sender.send($0) })
-            usleep(20_000)  // let the ICMP port-unreachable arrive
+            try await Task.sleep(for: .milliseconds(20))  // let the ICMP port-unreachable arrive
         }
         #expect(results.first == true)
         #expect(results.contains(false))
@@ -97,7 +97,7 @@ struct UDPSocketTests {
     }
 
     @Test("an unconnected socket also counts sends to a closed port (IP_RECVERR), and a receiver is not woken forever")
-    func connectionRefusedUnconnected() throws {
+    func connectionRefusedUnconnected() async throws {
         let probe = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
         let closedPort = probe.localAddress
         probe.close()
@@ -107,7 +107,7 @@ struct UDPSocketTests {
         var refused = 0
         for _ in 0..<6 {
             if !datagram.withUnsafeBytes({ sender.send($0, to: closedPort) }) { refused += 1 }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         #expect(refused >= 1, "no send to a closed port was refused")
         #expect(sender.statistics.connectionRefused == refused)

@@ -76,6 +76,7 @@ package enum ExternalProcess {
         process.standardOutput = output
         try process.run()
         let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        // blocking: on the thread `run` made for this process.
         process.waitUntilExit()
         // Read through the handle rather than `Data(contentsOf:)`, whose read of an empty file leaks its 4 KB buffer
         // (LeakSanitizer: one 4096-byte direct leak per run from FoundationEssentials.readBytesFromFile).

@@ -35,12 +35,12 @@ struct SessionFaultTests {
     }
 
     @Test("a session reports each sequence gap as skipped frames, across a wrap, and none for a backwards jump")
-    func sessionReportsGaps() throws {
+    func sessionReportsGaps() async throws {
         let sequences: [UInt32] = [0xFFFF_FFFC, 0xFFFF_FFFD, 0xFFFF_FFFF, 2, 3, 1, 2]
-        let (driver, recorder, session) = try FakeCamera.streaming(
+        let (driver, recorder, session) = try await FakeCamera.streaming(
             sequences.map { .frame(fill: 1, sequence: $0) })
-        #expect(recorder.wait { $0.frameCount == sequences.count })
-        session.stop()
+        await #expect(recorder.wait { $0.frameCount == sequences.count })
+        await session.stop()
         #expect(recorder.skipped == [1, 2])
         #expect(session.driverSkippedFrames == 3)
         #expect(driver.nothingLeaked)
@@ -70,29 +70,29 @@ struct SessionFaultTests {
     }
 
     @Test("EIO from VIDIOC_DQBUF with the device still answering QUERYCAP (vb2_queue_error) is a driverError")
-    func fatalStreamingError() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1), .fail(.ioError)])
-        #expect(recorder.wait { !$0.ended.isEmpty })
+    func fatalStreamingError() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([.frame(fill: 1), .fail(.ioError)])
+        await #expect(recorder.wait { !$0.ended.isEmpty })
         let error = try #require(recorder.ended.first ?? nil)
         #expect(error.code == .driverError)
         #expect(error.call == "VIDIOC_DQBUF")
         #expect(error.errno == .ioError)
         #expect(error.device == "/dev/video0")
         #expect(recorder.frameCount == 1)
-        session.stop()
+        await session.stop()
         #expect(driver.nothingLeaked)
     }
 
     @Test("EIO from VIDIOC_DQBUF with the device gone (QUERYCAP: ENODEV) is deviceDisconnected")
-    func ioErrorThenGone() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1), .fail(.ioError)]) {
+    func ioErrorThenGone() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([.frame(fill: 1), .fail(.ioError)]) {
             $0.failAfter("VIDIOC_QUERYCAP", successes: 1, with: .noDevice)
         }
-        #expect(recorder.wait { !$0.ended.isEmpty })
+        await #expect(recorder.wait { !$0.ended.isEmpty })
         let error = try #require(recorder.ended.first ?? nil)
         #expect(error.code == .deviceDisconnected)
         #expect(error.call == "VIDIOC_DQBUF")
-        session.stop()
+        await session.stop()
         #expect(driver.nothingLeaked)
     }
 }

@@ -11,21 +11,17 @@ import Testing
 struct SessionStreamingTests {
     static let base: UInt64 = 1_000_000_000
 
-    /// A driver whose timestamps are just behind the monotonic clock now, `step` apart.
-    static func recentTimestamps(_ count: Int, step: UInt64 = 33_000_000) -> [UInt64] {
-        let start = (MonotonicClock.nowNs() - UInt64(count + 1) * step) / 1000 * 1000  // timeval: microseconds.
-        return (0..<count).map { start + UInt64($0) * step }
-    }
-
     @Test("frames are converted, re-queued and delivered with the driver's timestamps; EAGAIN delivers nothing")
-    func delivery() throws {
-        let stamps = Self.recentTimestamps(6)
-        let (driver, recorder, session) = try FakeCamera.streaming(
-            stamps.enumerated().flatMap { index, stamp in
-                [FakeV4L2Driver.Dequeue.again, .frame(timestampNs: stamp, fill: UInt8(index + 1))]
+    func delivery() async throws {
+        // Each stamped 10 ms before it is dequeued, however loaded the machine: the 2 s age limit never applies.
+        let (driver, recorder, session) = try await FakeCamera.streaming(
+            (0..<6).flatMap { index in
+                [FakeV4L2Driver.Dequeue.again, .frameAged(ageNs: 10_000_000, fill: UInt8(index + 1))]
             })
-        #expect(recorder.wait { $0.frameCount == 6 })
-        session.stop()
+        await #expect(recorder.wait { $0.frameCount == 6 })
+        await session.stop()
+        let stamps = driver.state.withLock { $0.agedStamps }
+        #expect(stamps.count == 6)
         #expect(recorder.timestamps == stamps)
         #expect(recorder.firstLumas == [1, 2, 3, 4, 5, 6])
         #expect(recorder.drops.isEmpty)
@@ -36,7 +32,7 @@ struct SessionStreamingTests {
     }
 
     @Test("a multi-planar-only node (one plane) is listed and streams")
-    func multiplanar() throws {
+    func multiplanar() async throws {
         var device = FakeCamera.webcam()
         device.deviceCaps = UInt32(V4L2_CAP_VIDEO_CAPTURE_MPLANE | V4L2_CAP_STREAMING)
         let driver = FakeV4L2Driver(devices: ["/dev/video0": device])
@@ -51,9 +47,9 @@ struct SessionStreamingTests {
         let recorder = EventRecorder()
         let session = FakeCamera.session(driver, recorder)
         driver.script([.frame(fill: 1), .frame(bytesUsed: 10), .frame(fill: 2)])
-        try session.start()
-        #expect(recorder.wait { $0.frameCount == 2 })
-        session.stop()
+        try await session.start()
+        await #expect(recorder.wait { $0.frameCount == 2 })
+        await session.stop()
         #expect(session.granted.bytesPerLine == 640 * 2 + 64)
         #expect(recorder.firstLumas == [1, 2])
         #expect(recorder.drops == [.shortBuffer])
@@ -61,13 +57,13 @@ struct SessionStreamingTests {
     }
 
     @Test("error-flagged, short and unconvertible buffers are dropped, counted, and their buffers re-queued")
-    func drops() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([
+    func drops() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([
             .frame(fill: 1), .frame(error: true), .frame(bytesUsed: 100), .frame(bytesUsed: 0), .frame(fill: 0xFF),
             .frame(fill: 2),
         ])
-        #expect(recorder.wait { $0.frameCount == 2 })
-        session.stop()
+        await #expect(recorder.wait { $0.frameCount == 2 })
+        await session.stop()
         #expect(recorder.firstLumas == [1, 2])
         #expect(recorder.drops == [.corruptBuffer, .shortBuffer, .shortBuffer, .conversionFailed])
         #expect(driver.count("VIDIOC_QBUF") == 4 + 6)
@@ -75,22 +71,22 @@ struct SessionStreamingTests {
     }
 
     @Test("frames held by the consumer exhaust the pool: later frames are dropped as poolExhausted")
-    func poolExhausted() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming(
+    func poolExhausted() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming(
             Array(repeating: .frame(fill: 7), count: 10), recorder: EventRecorder(keepFrames: true))  // Pool: 4 + 4.
-        #expect(recorder.wait { $0.frameCount + $0.drops.count == 10 })
-        session.stop()
+        await #expect(recorder.wait { $0.frameCount + $0.drops.count == 10 })
+        await session.stop()
         #expect(recorder.frameCount == 8)
         #expect(recorder.drops == [.poolExhausted, .poolExhausted])
         #expect(driver.nothingLeaked)
     }
 
     @Test("ENODEV mid-stream ends the stream with deviceDisconnected, the thread ends and releases everything")
-    func disconnect() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([
+    func disconnect() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([
             .frame(fill: 1), .frame(fill: 2), .fail(.noDevice), .frame(fill: 3),
         ])
-        #expect(recorder.wait { !$0.ended.isEmpty })
+        await #expect(recorder.wait { !$0.ended.isEmpty })
         // Released by the thread itself, before anyone calls stop().
         #expect(driver.nothingLeaked)
         let error = try #require(recorder.ended.first ?? nil)
@@ -98,57 +94,62 @@ struct SessionStreamingTests {
         #expect(error.call == "VIDIOC_DQBUF")
         #expect(error.device == "/dev/video0")
         #expect(recorder.frameCount == 2)
-        session.stop()
+        await session.stop()
         #expect(recorder.ended.count == 1)
     }
 
     @Test("EIO from VIDIOC_QBUF while streaming, with the device gone (QUERYCAP: ENODEV), is a disconnection too")
-    func ioErrorOnRequeue() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1)]) {
+    func ioErrorOnRequeue() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([.frame(fill: 1)]) {
             $0.failAfter("VIDIOC_QBUF", successes: 4, with: .ioError)
             $0.failAfter("VIDIOC_QUERYCAP", successes: 1, with: .noDevice)  // The start's QUERYCAP succeeds.
         }
-        #expect(recorder.wait { !$0.ended.isEmpty })
+        await #expect(recorder.wait { !$0.ended.isEmpty })
         #expect(recorder.ended.first??.code == .deviceDisconnected)
         #expect(recorder.ended.first??.call == "VIDIOC_QBUF")
-        session.stop()
+        await session.stop()
         #expect(driver.nothingLeaked)
     }
 
     @Test("a stall restarts the stream once (STREAMOFF, re-queue, STREAMON), then fails with streamStalled")
-    func stall() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([], stallTimeoutNs: 100_000_000)
-        #expect(recorder.wait { !$0.ended.isEmpty })
+    func stall() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([], stallTimeoutNs: 100_000_000)
+        await #expect(recorder.wait { !$0.ended.isEmpty })
         #expect(recorder.ended.first??.code == .streamStalled)
         #expect(driver.count("VIDIOC_STREAMON") == 2)
         #expect(driver.count("VIDIOC_STREAMOFF") == 2)  // The restart, then the release.
         #expect(driver.count("VIDIOC_QBUF") == 8)
-        session.stop()
+        await session.stop()
         #expect(driver.nothingLeaked)
     }
 
     @Test("stop is idempotent, joins the thread, and no event follows it")
-    func stopIsFinal() throws {
-        let (driver, recorder, session) = try FakeCamera.streaming([.frame(fill: 1)])
-        #expect(recorder.wait { $0.frameCount == 1 })
-        session.stop()
+    func stopIsFinal() async throws {
+        let (driver, recorder, session) = try await FakeCamera.streaming([.frame(fill: 1)])
+        await #expect(recorder.wait { $0.frameCount == 1 })
+        await session.stop()
         let after = recorder.frameCount
         driver.script(Array(repeating: .frame(fill: 2), count: 3))
-        session.stop()
+        await session.stop()
         #expect(recorder.frameCount == after)
         #expect(recorder.ended.isEmpty)
         #expect(driver.nothingLeaked)
     }
 
-    @Test("stop from the ended callback (on the capture thread) does not deadlock")
-    func stopFromCallback() throws {
+    @Test("a stop started from the ended callback (on the capture thread) completes once that thread has finished")
+    func stopFromCallback() async throws {
         let driver = FakeV4L2Driver(devices: ["/dev/video0": FakeCamera.webcam()])
         let recorder = EventRecorder()
         let holder = SessionHolder()
         var events = recorder.events
         let recordEnd = events.ended
+        let stopped = Completion()
         events.ended = { error in
-            holder.session?.stop()
+            let session = holder.session
+            Task {
+                await session?.stop()
+                stopped.finish()
+            }
             recordEnd(error)
         }
         let session = V4L2Session(
@@ -156,10 +157,11 @@ struct SessionStreamingTests {
             conversion: FakeCamera.conversion)
         holder.session = session
         driver.script([.fail(.noDevice)])
-        try session.start()
-        #expect(recorder.wait { !$0.ended.isEmpty })
-        session.stop()
+        try await session.start()
+        #expect(await recorder.wait { !$0.ended.isEmpty })
+        await stopped.wait()
         #expect(driver.nothingLeaked)
+        await session.stop()
     }
 }
 

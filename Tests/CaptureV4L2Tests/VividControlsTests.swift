@@ -28,20 +28,20 @@ final class LumaRecorder: Sendable {
     /// The mean luma once the frames reflect a change made before this call: waits `settle` frames (the driver's
     /// queue holds frames generated earlier), then until two frames `settle` apart agree. Under the guest's emulated
     /// CPU the session runs at a few frames per second, so each wait allows 20 s.
-    func meanAfter(settle: Int = 6) throws -> Double {
-        func waitFrames(_ count: Int) throws -> Double {
+    func meanAfter(settle: Int = 6) async throws -> Double {
+        func waitFrames(_ count: Int) async throws -> Double {
             let start = state.withLock { $0.frames }
             let deadline = Date().addingTimeInterval(20)
             while state.withLock({ $0.frames }) < start + count && Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.02)
+                try await Task.sleep(for: .milliseconds(20))
             }
             let (frames, mean) = state.withLock { ($0.frames, $0.lastMean) }
             try #require(frames >= start + count, "no frames arrived")
             return try #require(mean)
         }
-        var previous = try waitFrames(settle)
+        var previous = try await waitFrames(settle)
         for _ in 0..<3 {
-            let current = try waitFrames(settle)
+            let current = try await waitFrames(settle)
             if abs(current - previous) < 0.5 { return current }
             previous = current
         }
@@ -87,7 +87,7 @@ struct VividControlsTests {
     }
 
     @Test("2. brightness set through the API raises the captured frames' mean luma monotonically")
-    func brightnessLuma() throws {
+    func brightnessLuma() async throws {
         try VividGuest.setMenuControl("OSD Text Mode", to: "None")
         let controls = try Self.controls()
         let original = try controls.value(of: .brightness)
@@ -95,17 +95,22 @@ struct VividControlsTests {
         let device = try V4L2Backend.describe(node: VividGuest.node)
         let recorder = LumaRecorder()
         let (session, _) = try VividGuest.session(device, events: recorder.events)
-        try session.start()
-        defer { session.stop() }
-        var means: [(Int64, Double)] = []
-        for value: Int64 in [32, 96, 160, 224] {
-            try controls.set(.brightness, to: value)
-            means.append((value, try recorder.meanAfter()))
+        try await session.start()
+        do {
+            var means: [(Int64, Double)] = []
+            for value: Int64 in [32, 96, 160, 224] {
+                try controls.set(.brightness, to: value)
+                means.append((value, try await recorder.meanAfter()))
+            }
+            print(
+                "brightness -> mean luma: "
+                    + means.map { "\($0.0): \(String(format: "%.1f", $0.1))" }.joined(separator: ", "))
+            #expect(zip(means.dropFirst(), means).allSatisfy { $0.1 > $1.1 + 1 }, "\(means)")
+        } catch {
+            await session.stop()
+            throw error
         }
-        print(
-            "brightness -> mean luma: "
-                + means.map { "\($0.0): \(String(format: "%.1f", $0.1))" }.joined(separator: ", "))
-        #expect(zip(means.dropFirst(), means).allSatisfy { $0.1 > $1.1 + 1 }, "\(means)")
+        await session.stop()
     }
 
     @Test("3. int64, string, bitmask, menu and integer-menu controls read and write as v4l2-ctl shows them")
@@ -194,39 +199,45 @@ struct VividControlsTests {
         let device = try V4L2Backend.describe(node: VividGuest.node)
         let recorder = LumaRecorder()
         let (session, _) = try VividGuest.session(device, events: recorder.events)
-        try session.start()
-        defer { session.stop() }
-        _ = try recorder.meanAfter(settle: 2)
-        let events = try controls.events()
-        let started = Date()
-        let received = await withTaskGroup(of: ControlEvent?.self) { group in
-            group.addTask {
-                for await event in events where event.key == "contrast" && event.value == .integer(100) {
-                    return event
+        try await session.start()
+        do {
+            _ = try await recorder.meanAfter(settle: 2)
+            let events = try controls.events()
+            let started = Date()
+            let received = await withTaskGroup(of: ControlEvent?.self) { group in
+                group.addTask {
+                    for await event in events where event.key == "contrast" && event.value == .integer(100) {
+                        return event
+                    }
+                    return nil
                 }
-                return nil
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(5))
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    _ = try? VividGuest.v4l2ctl(["-d", VividGuest.node, "--set-ctrl", "contrast=100"])
+                    try? await Task.sleep(for: .seconds(10))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(5))
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(200))
-                _ = try? VividGuest.v4l2ctl(["-d", VividGuest.node, "--set-ctrl", "contrast=100"])
-                try? await Task.sleep(for: .seconds(10))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            let event = try #require(received, "no contrast event within 5 s")
+            #expect(event.changes.contains(.value))
+            #expect(event.range == ControlRange(minimum: 0, maximum: 255, step: 1))
+            print(
+                String(
+                    format: "contrast event after %.0f ms: %@", Date().timeIntervalSince(started) * 1000,
+                    event.description)
+            )
+            #expect(recorder.state.withLock { $0.frames } > 0)
+        } catch {
+            await session.stop()
+            throw error
         }
-        let event = try #require(received, "no contrast event within 5 s")
-        #expect(event.changes.contains(.value))
-        #expect(event.range == ControlRange(minimum: 0, maximum: 255, step: 1))
-        print(
-            String(
-                format: "contrast event after %.0f ms: %@", Date().timeIntervalSince(started) * 1000, event.description)
-        )
-        #expect(recorder.state.withLock { $0.frames } > 0)
+        await session.stop()
     }
 }

@@ -125,6 +125,7 @@ enum VividFaults {
     static func onThread(after delayMs: Int, _ body: @escaping @Sendable () -> Void) -> Locked<Bool> {
         let done = Locked(false)
         let thread = Thread {
+            // blocking: a thread made for this delay, off the cooperative pool.
             if delayMs > 0 { usleep(UInt32(delayMs * 1000)) }
             body()
             done.withLock { $0 = true }
@@ -428,9 +429,9 @@ struct VividFaultTests {
         let (session, fps) = try VividGuest.session(device, events: recorder.events)
         let startedAt = MonotonicClock.nowNs()
         let stoppedAt = try await VividFaults.with("wrap_timestamp", value, resetTo: "0") {
-            try session.start()
+            try await session.start()
             await VividFaults.sleep(seconds)
-            session.stop()
+            await session.stop()
             return MonotonicClock.nowNs()
         }
         let state = recorder.state.withLock { $0 }
@@ -468,9 +469,9 @@ struct VividFaultTests {
             let recorder = VividRecorder()
             let (session, fps) = try VividGuest.session(device, events: recorder.events)
             try await VividFaults.with("timestamp_source", value, resetTo: "0") {
-                try session.start()
+                try await session.start()
                 await VividFaults.sleep(2)
-                session.stop()
+                await session.stop()
             }
             let timestamps = recorder.state.withLock { $0.timestamps }
             let steps = zip(timestamps.dropFirst(), timestamps).map { Double($0 - $1) / 1e9 }

@@ -183,15 +183,15 @@ struct VividGuestTests {
     }
 
     @Test("2. captures YUYV 640x480 into NV12 for 3 s at the granted rate, with increasing driver timestamps")
-    func test2_capture() throws {
+    func test2_capture() async throws {
         try VividGuest.setMenuControl("OSD Text Mode", to: "None")
         let device = try V4L2Backend.describe(node: VividGuest.node)
         let recorder = VividRecorder()
         let (session, fps) = try VividGuest.session(device, events: recorder.events)
-        try session.start()
+        try await session.start()
         let granted = session.granted
-        Thread.sleep(forTimeInterval: 3)
-        session.stop()
+        try await Task.sleep(for: .seconds(3))
+        await session.stop()
         let state = recorder.state.withLock { $0 }
         let timestamps = state.timestamps
         let gaps = zip(timestamps.dropFirst(), timestamps).map { Double($0 - $1) / 1e9 }
@@ -244,37 +244,39 @@ struct VividGuestTests {
     }
 
     @Test("3. a second session on the busy node is deviceBusy; Disconnect ends the stream within 1 s, leaking nothing")
-    func test3_busyThenDisconnect() throws {
+    func test3_busyThenDisconnect() async throws {
         let descriptorsBefore = VividGuest.openDescriptors()
         let device = try V4L2Backend.describe(node: VividGuest.node)
         let recorder = VividRecorder()
         let (session, _) = try VividGuest.session(device, events: recorder.events)
-        try session.start()
+        try await session.start()
         let descriptorsStreaming = VividGuest.openDescriptors()
 
         let (second, _) = try VividGuest.session(device, events: VividRecorder().events)
-        let busy = try #require(throws: CaptureError.self) { try second.start() }
+        let busy = try await #require(throws: CaptureError.self) { try await second.start() }
         #expect(busy.code == .deviceBusy)
         #expect(busy.device == VividGuest.node)
         print("second session: \(busy)")
         #expect(VividGuest.openDescriptors() == descriptorsStreaming)
 
         for _ in 0..<200 where recorder.state.withLock({ $0.timestamps.count }) < 3 {
-            Thread.sleep(forTimeInterval: 0.01)
+            try await Task.sleep(for: .milliseconds(10))
         }
         let control = try V4L2Handle.open(VividGuest.node, driver: LibV4L2Driver())
         let disconnect = try #require(try control.controls().first { $0.name == "Disconnect" }, "no Disconnect control")
         let disconnectedAt = MonotonicClock.nowNs()
         try control.setControl(disconnect.id, to: 1)
         control.close()
-        for _ in 0..<300 where recorder.state.withLock({ $0.ended.isEmpty }) { Thread.sleep(forTimeInterval: 0.01) }
+        for _ in 0..<300 where recorder.state.withLock({ $0.ended.isEmpty }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let ended = try #require(recorder.state.withLock { $0.ended.first }, "the stream did not end")
         let error = try #require(ended.error)
         let latency = Double(ended.atNs - disconnectedAt) / 1e9
         print("disconnect: \(error) after \(String(format: "%.3f", latency)) s")
         #expect(error.code == .deviceDisconnected)
         #expect(latency < 1)
-        session.stop()
+        await session.stop()
         #expect(VividGuest.openDescriptors() == descriptorsBefore)
     }
 }

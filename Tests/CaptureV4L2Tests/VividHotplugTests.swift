@@ -145,8 +145,8 @@ struct VividHotplugTests {
         for _ in 0..<100 where busy == nil {
             let (session, _) = try VividGuest.session(device, events: VividRecorder().events)
             do throws(CaptureError) {
-                try session.start()
-                session.stop()
+                try await session.start()
+                await session.stop()
             } catch {
                 busy = error
                 break

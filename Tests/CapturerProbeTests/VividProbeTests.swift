@@ -98,14 +98,23 @@ struct VividProbeTests {
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
         try holder.run()
-        defer {
-            holder.terminate()
-            holder.waitUntilExit()
+        let result: Probe.Result
+        do {
+            try await Task.sleep(nanoseconds: 2_000_000_000)
+            result = try await Probe.run(["capture", "--device", node, "--frames", "1", "--target", "640x480"])
+        } catch {
+            await Self.end(holder)
+            throw error
         }
-        try await Task.sleep(nanoseconds: 2_000_000_000)
-        let result = try await Probe.run(["capture", "--device", node, "--frames", "1", "--target", "640x480"])
+        await Self.end(holder)
         #expect(result.status == 5, "\(result.stderr)")
         #expect(result.stderrLines.count == 1)
         #expect(result.stderrLines.first?.hasPrefix("capturer-probe: error: \(node)") == true)
+    }
+
+    /// Terminates `process` and returns once it has exited (looking every 20 ms, suspended, not blocking a thread).
+    private static func end(_ process: Process) async {
+        process.terminate()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
     }
 }

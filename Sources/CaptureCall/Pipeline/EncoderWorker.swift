@@ -23,6 +23,8 @@ final class EncoderWorker {
     private let sinks: [any EncodedFrameSink]
     private let logger: Logger
     private let events: AsyncStream<SendPipelineEvent>.Continuation
+    /// Finished as the thread's last act.
+    private let finished: Completion
     private var detector: OveruseDetector
     private var rotationPool: FrameBufferPool?
     /// The adapted size at level 0, the base of the overuse steps.
@@ -32,7 +34,7 @@ final class EncoderWorker {
     init(
         configuration: SendPipelineConfiguration, encoder: VP8Encoder, state: ConditionLock<SendPipeline.State>,
         adapter: VideoAdapter, sinks: [any EncodedFrameSink], logger: Logger,
-        events: AsyncStream<SendPipelineEvent>.Continuation
+        events: AsyncStream<SendPipelineEvent>.Continuation, finished: Completion
     ) {
         self.configuration = configuration
         self.encoder = encoder
@@ -41,6 +43,7 @@ final class EncoderWorker {
         self.sinks = sinks
         self.logger = logger
         self.events = events
+        self.finished = finished
         detector = OveruseDetector(configuration: configuration.overuse)
     }
 
@@ -50,9 +53,9 @@ final class EncoderWorker {
         init(_ worker: EncoderWorker) { self.worker = worker }
     }
 
-    /// Starts `worker` on a new thread and returns the thread to join. The worker must not be used by the caller
-    /// afterwards: it belongs to the new thread.
-    static func start(_ worker: EncoderWorker) throws(CaptureError) -> pthread_t {
+    /// Starts `worker` on a new, detached thread. The worker must not be used by the caller afterwards: it belongs to
+    /// the new thread, which finishes the sinks and the pipeline's `Completion` when it ends.
+    static func start(_ worker: EncoderWorker) throws(CaptureError) {
         let box = Unmanaged.passRetained(Box(worker)).toOpaque()
         var id = pthread_t()
         let status = pthread_create(
@@ -69,7 +72,7 @@ final class EncoderWorker {
                 .invalidState, "cannot start the encoder thread", call: "pthread_create",
                 errno: Errno(rawValue: status))
         }
-        return id
+        pthread_detach(id)
     }
 
     /// A frame and the controls to apply before encoding it.
@@ -85,12 +88,17 @@ final class EncoderWorker {
         while let job = nextJob() {
             process(job)
         }
+        for sink in sinks { sink.finish() }
+        events.finish()
+        logger.debug("send pipeline stopped")
+        finished.finish()
     }
 
     /// Waits for a frame (or the stop); takes it with the pending controls.
     private func nextJob() -> Job? {
         let index = framesTaken
         framesTaken += 1
+        // blocking: the encoder thread waits for the next frame or the stop; it is the thread's whole job.
         return state.wait(until: { $0.pending != nil || $0.stopping }) { state -> Job? in
             guard !state.stopping, let pending = state.pending else { return nil }
             state.pending = nil
@@ -115,6 +123,7 @@ final class EncoderWorker {
         }
         let startNs = MonotonicClock.nowNs()
         if let delay = job.delay {
+            // blocking: the encoder thread's test hook for a slow encoder.
             MonotonicClock.sleep(untilNs: startNs &+ UInt64(clamping: Self.nanoseconds(delay)))
         }
         var frame = job.pending.frame

@@ -18,7 +18,7 @@ public import Logging
 /// try await capturer.startCapture(target: Dimensions(width: 640, height: 480))
 /// …
 /// await capturer.stopCapture()
-/// pipeline.stop()
+/// await pipeline.stop()
 /// ```
 ///
 /// The capture thread (``capturer(_:didCapture:)``) runs the ``VideoAdapter`` step (crop, scale, frame-rate drop)
@@ -61,8 +61,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     let sinks: [any EncodedFrameSink]
     let logger: Logger
     let eventContinuation: AsyncStream<SendPipelineEvent>.Continuation
-    /// The encoder thread while it runs; `nil` once joined.
-    private let thread: Locked<pthread_t?>
+    /// Finished by the encoder thread as its last act, once the sinks are finished and ``events`` has ended.
+    private let finished = Completion()
 
     /// Creates the pipeline and starts its encoder thread.
     ///
@@ -97,17 +97,15 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         state = ConditionLock(initial)
         (events, eventContinuation) = AsyncStream.makeStream(
             of: SendPipelineEvent.self, bufferingPolicy: .bufferingNewest(100))
-        thread = Locked(nil)
         let worker = EncoderWorker(
             configuration: configuration, encoder: encoder, state: state, adapter: adapter, sinks: sinks,
-            logger: logger,
-            events: eventContinuation)
-        let id = try EncoderWorker.start(worker)
-        thread.withLock { $0 = id }
+            logger: logger, events: eventContinuation, finished: finished)
+        try EncoderWorker.start(worker)
     }
 
     deinit {
-        stop()
+        // The encoder thread holds what it needs (not the pipeline): told to stop, it finishes the sinks itself.
+        requestStop()
     }
 
     /// Counters so far.
@@ -152,23 +150,27 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         return applied
     }
 
-    /// Stops the pipeline: drops any waiting frame, joins the encoder thread (after the frame it is encoding has
-    /// reached the sinks), finishes every sink and ends ``events``. Idempotent; frames that arrive later are ignored.
-    public func stop() {
-        thread.withLock { thread in
-            guard let id = thread else { return }
-            // Signalling: the encoder thread waits for a frame or for `stopping`.
-            let dropped = state.withLock(signalling: true) { state -> Bool in
-                state.stopping = true
-                defer { state.pending = nil }
-                return state.pending != nil
-            }
-            pthread_join(id, nil)
-            thread = nil
-            for sink in sinks { sink.finish() }
-            eventContinuation.finish()
-            logger.debug("send pipeline stopped", metadata: ["waiting frame dropped": "\(dropped)"])
+    /// Stops the pipeline: drops any waiting frame and tells the encoder thread to end. That thread delivers the frame
+    /// it is encoding to the sinks, finishes every sink, ends ``events`` and, as its last act, resumes this call.
+    /// Idempotent (every call returns once the thread has ended); frames that arrive later are ignored.
+    ///
+    /// ## Threading
+    /// The wait holds no thread: call it from any task.
+    public func stop() async {
+        requestStop()
+        await finished.wait()
+    }
+
+    /// Marks the pipeline stopping and wakes the encoder thread; the first call logs whether a frame was waiting.
+    private func requestStop() {
+        // Signalling: the encoder thread waits for a frame or for `stopping`.
+        let dropped = state.withLock(signalling: true) { state -> Bool? in
+            guard !state.stopping else { return nil }
+            state.stopping = true
+            defer { state.pending = nil }
+            return state.pending != nil
         }
+        if let dropped { logger.debug("send pipeline stopping", metadata: ["waiting frame dropped": "\(dropped)"]) }
     }
 
     // MARK: Test hooks

@@ -10,8 +10,15 @@ extension VideoReceiver {
     /// them, and sends a receiver report when one is due (the RTP thread only).
     static func receiveLoop(_ weak: WeakReceiver, socket: UDPSocket?, isRTCPOnly: Bool = false) {
         guard let socket, let first = weak.receiver else { return }
-        let activeThreads = first.activeThreads
-        defer { activeThreads.withLock { $0 -= 1 } }
+        let (activeThreads, threadsFinished) = (first.activeThreads, first.threadsFinished)
+        defer {
+            // The last receive thread out lets `stop()` go on.
+            let remaining = activeThreads.withLock { count in
+                count -= 1
+                return count
+            }
+            if remaining == 0 { threadsFinished.finish() }
+        }
         // Room for the largest UDP datagram: longer ones would be truncated, then rejected as malformed.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         defer { buffer.deallocate() }

@@ -52,6 +52,8 @@ public final class VideoReceiver: Sendable {
     let state = Locked(VideoReceiverStatistics())
     let running = Locked(true)
     let activeThreads = Locked(0)
+    /// Finished by the last receive thread to end.
+    let threadsFinished = Completion()
     let rtpSocket: UDPSocket
     let rtcpSocket: UDPSocket
     let srtp: SRTPSession?
@@ -119,15 +121,20 @@ public final class VideoReceiver: Sendable {
     /// Statistics so far.
     public var statistics: VideoReceiverStatistics { state.withLock { $0 } }
 
-    /// Stops the receive thread, closes the sockets and the IVF file.
-    public func stop() {
+    /// Stops the receive threads, closes the sockets and the IVF file. Returns once the threads have ended (each
+    /// notices within its 50 ms receive timeout; the last one out resumes this) and the file is closed. Idempotent.
+    public func stop() async {
         running.withLock { $0 = false }
-        while activeThreads.withLock({ $0 }) > 0 { usleep(2_000) }
-        rtpSocket.close()
-        if rtcpSocket !== rtpSocket { rtcpSocket.close() }
-        pipeline.withLock { pipeline in
-            try? pipeline.writer?.close()
-            pipeline.writer = nil
+        await threadsFinished.wait()
+        let (rtpSocket, rtcpSocket, pipeline) = (self.rtpSocket, self.rtcpSocket, self.pipeline)
+        // Closing the IVF file rewrites its header: file I/O, so on the blocking executor.
+        await BlockingExecutor.shared.run {
+            rtpSocket.close()
+            if rtcpSocket !== rtpSocket { rtcpSocket.close() }
+            pipeline.withLock { pipeline in
+                try? pipeline.writer?.close()
+                pipeline.writer = nil
+            }
         }
     }
 }

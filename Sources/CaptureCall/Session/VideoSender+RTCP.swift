@@ -16,11 +16,9 @@ extension VideoSender {
     static func rtcpLoop(_ weakSender: WeakSender) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         defer { buffer.deallocate() }
-        guard let first = weakSender.sender else { return }
-        let socket: UDPSocket? =
-            if case .sockets(_, let rtcp, _, _) = first.output { rtcp } else { nil }
-        let stopped = first.rtcpStopped
-        defer { stopped.withLock { $0 = true } }
+        // Only the socket is taken from the sender here: holding the sender itself would keep it alive.
+        guard let socket = rtcpSocket(of: weakSender) else { return }
+        defer { weakSender.sender?.rtcpThreadOrFinishEnded(finish: false) }
         while let sender = weakSender.sender, sender.running.withLock({ $0 }) {
             if let socket {
                 let received: (count: Int, source: SocketAddress)?
@@ -31,11 +29,19 @@ extension VideoSender {
                 }
                 if let received { sender.receiveRTCP(buffer, length: received.count) }
             } else {
+                // blocking: the sender's RTCP thread paces its report timer (a transport delivers the RTCP).
                 usleep(20_000)
             }
             let nowNs = MonotonicClock.nowNs()
             sender.session.withLock { session in session.reportIfDue(nowNs: nowNs, output: sender.sendRTCPDatagram) }
         }
+    }
+
+    /// The sender's own RTCP socket (`.some(nil)` with a transport), or `nil` when the sender is gone.
+    private static func rtcpSocket(of weakSender: WeakSender) -> UDPSocket?? {
+        guard let sender = weakSender.sender else { return nil }
+        if case .sockets(_, let rtcp, _, _) = sender.output { return .some(rtcp) }
+        return .some(nil)
     }
 
     /// Takes one RTCP datagram from the peer (SRTCP when SRTP is on: it is unprotected in place in `buffer`), parses

@@ -42,9 +42,9 @@ public final class VideoSender: EncodedFrameSink {
     /// The pipeline that PLI, FIR, REMB and TMMBR steer (held weakly: the pipeline holds the sender).
     let pipeline = Locked(WeakPipeline())
     let logger: Logger
-    let finished = Locked(false)
     let running = Locked(true)
-    let rtcpStopped = Locked(false)
+    /// Whether ``finish()`` has run and whether the RTCP thread has ended: whichever comes second closes the sockets.
+    let ending = Locked((finished: false, rtcpStopped: false))
 
     /// Opens the sockets (RTP on an ephemeral port; RTCP on the next one up unless multiplexed), sets up SRTP and
     /// starts the RTCP thread.
@@ -135,21 +135,30 @@ public final class VideoSender: EncodedFrameSink {
         session.withLock { session in session.send(frame, nowNs: nowNs, output: sendRTP) }
     }
 
-    /// Sends a last sender report with a BYE, stops the RTCP thread and closes the sockets (a transport is its
-    /// owner's to close).
+    /// Sends a last sender report with a BYE and stops the RTCP thread, which closes the sockets as its last act (a
+    /// transport is its owner's to close). Returns at once: it never waits for that thread (which ends within its
+    /// 50 ms receive timeout), so it may be called from any thread or task. Idempotent.
     public func finish() {
-        let first = finished.withLock { finished in
-            defer { finished = true }
-            return !finished
+        let first = ending.withLock { ending in
+            defer { ending.finished = true }
+            return !ending.finished
         }
         guard first else { return }
         sendReport(bye: true)
         running.withLock { $0 = false }
-        while !rtcpStopped.withLock({ $0 }) { usleep(2_000) }
-        if case .sockets(let rtp, let rtcp, _, _) = output {
-            rtp.close()
-            if rtcp !== rtp { rtcp.close() }
+        rtcpThreadOrFinishEnded(finish: true)
+    }
+
+    /// Called once by ``finish()`` and once by the RTCP thread as it ends: the second caller closes the sockets, so
+    /// that no socket is closed under a thread still reading it and neither has to wait for the other.
+    func rtcpThreadOrFinishEnded(finish: Bool) {
+        let close = ending.withLock { ending -> Bool in
+            if finish { ending.finished = true } else { ending.rtcpStopped = true }
+            return ending.finished && ending.rtcpStopped
         }
+        guard close, case .sockets(let rtp, let rtcp, _, _) = output else { return }
+        rtp.close()
+        if rtcp !== rtp { rtcp.close() }
     }
 
     /// Binds the RTP socket on an ephemeral port of the remote's family and, without rtcp-mux, the RTCP socket on the

@@ -87,10 +87,13 @@ public struct GrantedFormat: Sendable, Hashable, Codable {
 package protocol CaptureSession: AnyObject, Sendable {
     /// What the device granted; valid after ``start()`` returns.
     var granted: GrantedFormat { get }
-    /// Configures the device and starts the capture thread. Throws without leaking anything.
-    func start() throws(CaptureError)
-    /// Stops the thread and releases the device. Idempotent; returns once no more events will be made.
-    func stop()
+    /// Configures the device and starts the capture thread. Throws without leaking anything. Blocking work (opening
+    /// and configuring the device) runs on ``BlockingExecutor``, never on the caller's thread.
+    func start() async throws(CaptureError)
+    /// Stops the thread and releases the device. Idempotent and safe to call concurrently, before, during or after
+    /// ``start()`` (a start it overtakes throws `invalidState`); returns once the device is released and no more
+    /// events will be made: the capture thread's last act resumes it.
+    func stop() async
 }
 
 /// A source of cameras: V4L2, the synthetic camera, recorded devices, Y4M files.

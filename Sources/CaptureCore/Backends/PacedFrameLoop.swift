@@ -1,11 +1,11 @@
-import Dispatch
 import Foundation
 import Synchronization
 
 /// Runs a produce-one-frame closure on a dedicated thread, paced by the monotonic clock at a fixed rate (or unpaced).
 ///
 /// A late frame does not build up debt: when the loop falls more than one interval behind, the schedule restarts from
-/// now, as Chrome's file camera does. ``stop()`` is idempotent and returns once the thread has finished.
+/// now, as Chrome's file camera does. ``stop()`` is idempotent and returns once the thread has finished: the thread's
+/// last act resumes it, so no caller holds a thread while it waits.
 package final class PacedFrameLoop: Sendable {
     /// What the body tells the loop after producing a frame.
     package enum Step: Sendable {
@@ -19,8 +19,8 @@ package final class PacedFrameLoop: Sendable {
     private let paced: Bool
     private let name: String
     private let stopRequested = Atomic<Bool>(false)
-    /// Entered when the thread starts, left when it finishes: any number of ``stop()`` calls can wait on it.
-    private let running = DispatchGroup()
+    /// Finished by the thread as its last act (or by a stop before the start): any number of ``stop()`` calls wait.
+    private let finished = Completion()
     private let state = Locked<(started: Bool, stopped: Bool)>((false, false))
 
     /// A loop at `fps` frames per second; `paced: false` runs as fast as the body returns.
@@ -38,13 +38,12 @@ package final class PacedFrameLoop: Sendable {
         let mayStart = state.withLock { state in
             guard !state.started, !state.stopped else { return false }
             state.started = true
-            running.enter()
             return true
         }
         guard mayStart else { return }
         let thread = Thread { [self] in
             run(body)
-            running.leave()
+            finished.finish()
         }
         thread.name = name
         thread.start()
@@ -59,6 +58,7 @@ package final class PacedFrameLoop: Sendable {
                 while !stopRequested.load(ordering: .acquiring) {
                     let now = MonotonicClock.nowNs()
                     if now >= next { break }
+                    // blocking: the loop's own thread waits for the next frame's slot.
                     MonotonicClock.sleep(untilNs: min(next, now + 20_000_000))
                 }
                 if stopRequested.load(ordering: .acquiring) { break }
@@ -72,15 +72,16 @@ package final class PacedFrameLoop: Sendable {
         }
     }
 
-    /// Asks the thread to finish and waits until it has. Safe to call more than once and from several threads at once
-    /// (each call returns once the thread has finished), and before ``start(_:)`` (the loop then never starts).
-    /// Must not be called from the loop's own thread.
-    package func stop() {
+    /// Asks the thread to finish and returns once it has. Safe to call more than once and from several tasks at once
+    /// (each call returns once the thread has finished), before ``start(_:)`` (the loop then never starts), and from a
+    /// task the loop's body started (the thread finishes without waiting for it).
+    package func stop() async {
         stopRequested.store(true, ordering: .releasing)
         let started = state.withLock { state in
             state.stopped = true
             return state.started
         }
-        if started { running.wait() }
+        if !started { finished.finish() }
+        await finished.wait()
     }
 }

@@ -28,7 +28,7 @@ package final class SyntheticSession: CaptureSession {
             fps: configuration.fps)
     }
 
-    package func start() throws(CaptureError) {
+    package func start() async throws(CaptureError) {
         let size = configuration.dimensions
         let pattern = PatternBox(TestPattern(width: size.width, height: size.height))
         let events = self.events
@@ -44,7 +44,7 @@ package final class SyntheticSession: CaptureSession {
         }
     }
 
-    package func stop() { loop.stop() }
+    package func stop() async { await loop.stop() }
 }
 
 /// Holds the pattern's reusable rows for the capture thread.

@@ -240,7 +240,9 @@ public final class CameraVideoCapturer: Sendable {
         target: Dimensions, position: CameraPosition = .front, fpsLimit: Double = 30,
         preference: [PixelFormat] = PixelFormat.defaultPreference
     ) async throws(CaptureError) -> CaptureConfiguration {
-        guard let device = selectDevice(position: position) else {
+        // Listing cameras asks each node with ioctls, which a slow device can hold up: off the cooperative pool.
+        let selected = await BlockingExecutor.shared.run { [self] in selectDevice(position: position) }
+        guard let device = selected else {
             throw CaptureError(.deviceNotFound, "no camera with a usable format was found")
         }
         return try await startCapture(device: device, target: target, fpsLimit: fpsLimit, preference: preference)
@@ -302,10 +304,10 @@ public final class CameraVideoCapturer: Sendable {
             session = try backend.makeSession(sessionConfiguration, events: events)
             // A stopCapture that ran since `prepared` found no session to stop; this one is not ours to keep.
             guard adopt(session, generation: generation) else {
-                session.stop()
+                await session.stop()
                 throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
             }
-            try session.start()
+            try await session.start()
         } catch {
             logger.debug("capture start failed", metadata: ["device": "\(device.id)", "error": "\(error)"])
             state.withLock { state in
@@ -329,7 +331,7 @@ public final class CameraVideoCapturer: Sendable {
             return true
         }
         guard stillOurs else {
-            session.stop()
+            await session.stop()
             throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
         }
         logger.debug(
@@ -379,7 +381,7 @@ public final class CameraVideoCapturer: Sendable {
     /// The second half of ``stopCapture()``, run once per stop however many callers wait for it.
     private func finishStop(session: (any CaptureSession)?, after cleanup: Task<Void, Never>?) async {
         await cleanup?.value
-        session?.stop()
+        await session?.stop()
         // No start can begin while the phase is `.stopping`, so the phase and streams are still this stop's.
         let (streams, delegate) = state.withLock { state -> ([UInt64: Stream], (any CameraVideoCapturerDelegate)?) in
             state.phase = .idle
@@ -471,8 +473,8 @@ public final class CameraVideoCapturer: Sendable {
             let streams = state.streams
             state.streams = [:]
             if let session {
-                // Release the device off the capture thread, which is the one calling us.
-                state.cleanup = Task.detached { session.stop() }
+                // Release the device in a task: the stop resumes when the capture thread, the one calling us, has finished.
+                state.cleanup = Task { await session.stop() }
             }
             return (session, state.delegate, streams)
         }
@@ -514,8 +516,8 @@ extension CameraVideoCapturer {
             let releasing = { (state: inout State) in
                 if let session = state.session {
                     state.session = nil
-                    // Release the device off the capture thread, which is the one calling us.
-                    state.cleanup = Task.detached { session.stop() }
+                    // Release the device in a task: the stop resumes when the capture thread, the one calling us, has finished.
+                    state.cleanup = Task { await session.stop() }
                 }
             }
             switch state.phase {
@@ -556,7 +558,8 @@ extension CameraVideoCapturer {
         // Watch first, then look: a camera that returns in between is then both listed and reported.
         let events = backend.deviceEvents()
         var generation = pausedGeneration
-        if let device = backend.devices().first(where: { $0.id == id }),
+        let listed = { @Sendable in await BlockingExecutor.shared.run { backend.devices().first { $0.id == id } } }
+        if let device = await listed(),
             await resume(on: device, configuration, &generation)
         {
             return
@@ -569,7 +572,7 @@ extension CameraVideoCapturer {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
                 guard !Task.isCancelled else { return }
-                if let device = backend.devices().first(where: { $0.id == id }),
+                if let device = await listed(),
                     await resume(on: device, configuration, &generation)
                 {
                     return
@@ -647,16 +650,16 @@ extension CameraVideoCapturer {
             return .failed(error)
         }
         guard adopt(session, generation: generation) else {
-            session.stop()
+            await session.stop()
             return .superseded
         }
         do throws(CaptureError) {
-            try session.start()
+            try await session.start()
         } catch {
             state.withLock { state in
                 if state.generation == generation, state.session === session { state.session = nil }
             }
-            session.stop()
+            await session.stop()
             return .failed(error)
         }
         let configuration = CaptureConfiguration(
@@ -674,7 +677,7 @@ extension CameraVideoCapturer {
             state.watcher = nil
             return .running(configuration)
         }
-        if case .superseded = outcome { session.stop() }
+        if case .superseded = outcome { await session.stop() }
         return outcome
     }
 }
@@ -687,7 +690,7 @@ extension CameraVideoCapturer {
     /// the rotation follows the new camera's position and sensor rotation.
     ///
     /// The format is chosen on `device` by the rules for the size and frame rate the capture asked for (override
-    /// with `target` and `fpsLimit`). The current camera is stopped first (its capture thread joined), so once this
+    /// with `target` and `fpsLimit`). The current camera is stopped first (its capture thread finished), so once this
     /// returns no frame of it arrives; the new camera's first frame follows as soon as it delivers one.
     ///
     /// - Returns: what the new camera granted.
@@ -732,8 +735,8 @@ extension CameraVideoCapturer {
             throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
         }
         let switchGeneration = generation + 1
-        // Joins the old capture thread: a frame it was delivering has been delivered once this returns.
-        taken?.stop()
+        // Returns when the old capture thread has finished: a frame it was delivering has been delivered by then.
+        await taken?.stop()
         let stillOurs: @Sendable (State) -> Bool = { state in
             state.generation == switchGeneration && state.isActive
         }
@@ -764,7 +767,7 @@ extension CameraVideoCapturer {
             state.generation += 1
             if let session = state.session {
                 state.session = nil
-                state.cleanup = Task.detached { session.stop() }
+                state.cleanup = Task { await session.stop() }
             }
             defer { state.streams = [:] }
             return (state.delegate, state.streams)

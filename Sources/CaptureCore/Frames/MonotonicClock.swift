@@ -20,6 +20,7 @@ public enum MonotonicClock {
     /// Sleeps until the monotonic clock reaches `deadlineNs` (retrying when interrupted).
     public static func sleep(untilNs deadlineNs: UInt64) {
         var ts = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
+        // blocking: the primitive itself; every caller marks where it runs.
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 }

@@ -30,20 +30,23 @@ final class ReplaySession: CaptureSession {
         GrantedFormat(pixelFormat: source.pixelFormat, dimensions: source.dimensions, fps: configuration.fps)
     }
 
-    func start() throws(CaptureError) {
+    func start() async throws(CaptureError) {
         let source = self.source
+        let state = self.state
         // The index is opened inside the lock: it holds the stream's JPEG decoder (not Sendable), which so belongs to
-        // the locked state from the start and is used only by the loop thread below.
-        let frames = try state.withLock { state throws(CaptureError) -> Int in
-            let index = try ReplayIndex(source)
-            let frames = index.frameCount
-            state = PlayState(index: index, position: 0)
-            return frames
+        // the locked state from the start and is used only by the loop thread below. Opening and indexing the file
+        // are blocking reads, so they run on the blocking executor.
+        let frames = try await BlockingExecutor.shared.run { () throws(CaptureError) -> Int in
+            try state.withLock { state throws(CaptureError) -> Int in
+                let index = try ReplayIndex(source)
+                let frames = index.frameCount
+                state = PlayState(index: index, position: 0)
+                return frames
+            }
         }
         let pool = FrameBufferPool(format: configuration.output, dimensions: configuration.dimensions, capacity: 8)
         let events = self.events
         let loopAtEnd = self.loopAtEnd
-        let state = self.state
         // Events are made inside the lock: only this thread takes it while the loop runs (stop() takes it after
         // joining the thread), so a consumer running in `events.frame` never contends with anything.
         loop.start { _, captureTime in
@@ -94,8 +97,8 @@ final class ReplaySession: CaptureSession {
         }
     }
 
-    func stop() {
-        loop.stop()
+    func stop() async {
+        await loop.stop()
         state.withLock { state in
             try? state?.index.close()
             state = nil

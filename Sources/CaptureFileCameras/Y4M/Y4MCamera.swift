@@ -71,13 +71,18 @@ final class Y4MSession: CaptureSession {
         GrantedFormat(pixelFormat: .yu12, dimensions: configuration.dimensions, fps: configuration.fps)
     }
 
-    func start() throws(CaptureError) {
-        let box = ReaderBox(try Y4MReader(path: path))
-        guard box.reader.header.dimensions == configuration.dimensions else {
-            box.reader.close()
-            throw CaptureError(
-                .formatNotSupported,
-                "the file is \(box.reader.header.dimensions), not \(configuration.dimensions)", device: path)
+    func start() async throws(CaptureError) {
+        let path = self.path
+        let expected = configuration.dimensions
+        // Opening the file and reading its header are blocking reads: they run on the blocking executor.
+        let box = try await BlockingExecutor.shared.run { () throws(CaptureError) -> ReaderBox in
+            let box = ReaderBox(try Y4MReader(path: path))
+            guard box.reader.header.dimensions == expected else {
+                box.reader.close()
+                throw CaptureError(
+                    .formatNotSupported, "the file is \(box.reader.header.dimensions), not \(expected)", device: path)
+            }
+            return box
         }
         reader.withLock { $0 = box }
         let pool = FrameBufferPool(format: configuration.output, dimensions: configuration.dimensions, capacity: 8)
@@ -111,8 +116,8 @@ final class Y4MSession: CaptureSession {
         }
     }
 
-    func stop() {
-        loop.stop()
+    func stop() async {
+        await loop.stop()
         reader.withLock { box in
             box?.reader.close()
             box = nil
@@ -123,7 +128,7 @@ final class Y4MSession: CaptureSession {
 /// Gives the loop thread the reader.
 private final class ReaderBox: @unchecked Sendable {
     // Why @unchecked Sendable is safe: the reader is used by the loop thread only while the loop runs; `stop()`
-    // closes it after `PacedFrameLoop.stop()` has joined that thread, so no two threads use it at once.
+    // closes it after `PacedFrameLoop.stop()` has seen that thread finish, so no two threads use it at once.
     let reader: Y4MReader
     init(_ reader: Y4MReader) { self.reader = reader }
 }

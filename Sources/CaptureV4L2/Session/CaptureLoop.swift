@@ -19,7 +19,8 @@ final class CaptureLoop: @unchecked Sendable {
     // Why @unchecked Sendable is safe: `stream`, `pool`, `jpegDecoder` and `timestamps` are touched only by the capture
     // thread, which receives the loop before it starts (thread creation orders the handover) and owns it until `run()`
     // returns; the decoder is made in `init` and freed with the loop. The session reads `timestampSummary` only after
-    // joining that thread (the semaphore signal/wait orders it), and likewise `frameCount` and `driverSkippedFrames`.
+    // that thread has finished (its last act finishes the session's `Completion`, whose lock orders it before the
+    // resumed `stop()`), and likewise `frameCount` and `driverSkippedFrames`.
     // `stopRequested` is atomic; everything else is immutable and Sendable.
 
     private let stream: V4L2Stream
@@ -123,6 +124,7 @@ final class CaptureLoop: @unchecked Sendable {
             }
             guard let buffer else {
                 // Readable with an error flag but nothing to dequeue: back off instead of spinning.
+                // blocking: the capture thread backs off instead of spinning.
                 if revents & Int16(POLLERR | POLLHUP) != 0 { usleep(10_000) }
                 continue
             }
@@ -180,6 +182,7 @@ final class CaptureLoop: @unchecked Sendable {
     private func streamingError(_ failure: V4L2Error) -> CaptureError {
         guard failure.errno == .ioError else { return CaptureError(failure, device: stream.node) }
         // An unplug is seen by the driver a moment before the node is unregistered: give it that moment.
+        // blocking: the capture thread gives an unplug the moment the driver needs.
         usleep(20_000)
         let present: Bool
         do {

@@ -37,8 +37,8 @@ extension WHIPPublisher {
                 "ICE servers from the endpoint's Link headers",
                 metadata: ["servers": "\(linkServers.map(\.url).joined(separator: " "))"])
         }
-        // getaddrinfo blocks (seconds, for a name whose DNS does not answer): on a thread of its own, not the pool's.
-        let (stun, turn) = await Self.onOwnThread { [self] in
+        // getaddrinfo blocks (seconds, for a name whose DNS does not answer): on the blocking executor, not the pool.
+        let (stun, turn) = await BlockingExecutor.shared.run { [self] in
             (stunServers(from: linkServers), turnServers(from: linkServers))
         }
         let events = transport.addICEServers(stun: stun, turn: turn)
@@ -73,13 +73,6 @@ extension WHIPPublisher {
         }
         guard complete, !Task.isCancelled else { return }
         _ = await patch(fragment([], end: true), whip)
-    }
-
-    /// `body`'s result, computed on a new thread (for blocking calls that must not hold a cooperative thread).
-    static func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: body()) }
-        }
     }
 
     /// PATCHes one fragment and counts the outcome; returns whether trickle may go on (false once the resource

@@ -83,10 +83,10 @@ public final class WHIPPublisher: Sendable {
         }
         guard mayStart else { throw .invalidState("start() on a publisher that is not idle") }
         // getaddrinfo blocks: the user's servers are resolved off the cooperative pool, as the Link servers are.
-        let (stun, turn) = await Self.onOwnThread { [self] in (stunServers(), turnServers()) }
+        let (stun, turn) = await BlockingExecutor.shared.run { [self] in (stunServers(), turnServers()) }
         let transport: WebRTCTransport
         do {
-            transport = try WebRTCTransport(
+            transport = try await WebRTCTransport.open(
                 configuration: WebRTCTransport.Configuration(
                     role: .controlling, stunServers: stun, hostAddresses: configuration.hostAddresses,
                     mtu: configuration.maxPacketSize, turnServers: turn,
@@ -313,7 +313,7 @@ public final class WHIPPublisher: Sendable {
 
     private func end(_ session: Session) async {
         stopTrickling()
-        session.pipeline.stop()
+        await session.pipeline.stop()
         // The last sender report with BYE, DTLS close_notify and the TURN allocations released, before the DELETE.
         await session.transport.closed()
         do {

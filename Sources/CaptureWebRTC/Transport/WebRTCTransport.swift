@@ -74,8 +74,20 @@ public final class WebRTCTransport: EncodedFrameSink {
     let shared: DriverShared
     let logger: Logger
 
+    /// Opens a transport as ``init(configuration:logger:)`` does, on ``BlockingExecutor`` rather than the caller's
+    /// thread: listing the interfaces, binding sockets and generating the key pair are blocking system work that must
+    /// not hold a thread of the cooperative pool. Use this from async code.
+    public static func open(
+        configuration: Configuration = Configuration(), logger: Logger = Logger(label: "capture.webrtc.transport")
+    ) async throws(WebRTCTransportError) -> WebRTCTransport {
+        try await BlockingExecutor.shared.run { () throws(WebRTCTransportError) -> WebRTCTransport in
+            try WebRTCTransport(configuration: configuration, logger: logger)
+        }
+    }
+
     /// Gathers host candidates, opens the sockets, makes fresh ICE credentials and a fresh certificate, and starts
-    /// the driver thread (which answers the peer's checks and gathers from the servers given).
+    /// the driver thread (which answers the peer's checks and gathers from the servers given). Blocking system work:
+    /// from async code, use ``open(configuration:logger:)``.
     public init(
         configuration: Configuration = Configuration(), logger: Logger = Logger(label: "capture.webrtc.transport")
     ) throws(WebRTCTransportError) {

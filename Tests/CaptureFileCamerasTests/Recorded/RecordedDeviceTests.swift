@@ -91,16 +91,14 @@ struct RecordedDeviceTests {
     }
 
     @Test("the backend refuses unknown devices, unlisted formats and sizes outside the format")
-    func sessionChecks() throws {
+    func sessionChecks() async throws {
         let device = try RecordedDevice(name: "bcm", text: Fixtures.text("devices/stepwise-bcm2835.txt")).device
         let backend = RecordedBackend([device])
         let events = CaptureSessionEvents(frame: { _, _ in }, dropped: { _ in }, ended: { _ in })
         let format = device.formats[0]
         func configuration(
             _ device: CaptureDevice, _ format: CaptureFormat, _ size: Dimensions
-        )
-            -> CaptureSessionConfiguration
-        {
+        ) -> CaptureSessionConfiguration {
             CaptureSessionConfiguration(device: device, format: format, dimensions: size, fps: 30, output: .nv12)
         }
         var stranger = device
@@ -121,7 +119,7 @@ struct RecordedDeviceTests {
         let session = try backend.makeSession(configuration(device, format, size(642, 480)), events: events)
         #expect(session.granted.dimensions == size(642, 480))
         #expect(session.granted.pixelFormat == format.pixelFormat)
-        session.stop()
+        await session.stop()
     }
 
     @Test("a capturer streams synthetic frames in the format the rules select on a recorded webcam")

@@ -70,12 +70,12 @@ extension FakeCamera {
     static func streaming(
         _ script: [FakeV4L2Driver.Dequeue], recorder: EventRecorder = EventRecorder(), stallTimeoutNs: UInt64? = nil,
         prepare: (FakeV4L2Driver) -> Void = { _ in }
-    ) throws -> (driver: FakeV4L2Driver, recorder: EventRecorder, session: V4L2Session) {
+    ) async throws -> (driver: FakeV4L2Driver, recorder: EventRecorder, session: V4L2Session) {
         let driver = FakeV4L2Driver(devices: ["/dev/video0": webcam()])
         let session = session(driver, recorder, stallTimeoutNs: stallTimeoutNs)
         driver.script(script)
         prepare(driver)
-        try session.start()
+        try await session.start()
         return (driver, recorder, session)
     }
 }
@@ -115,11 +115,12 @@ final class EventRecorder: Sendable {
     var skipped: [Int] { state.withLock { $0.skipped } }
 
     /// Waits (up to 10 s, so a broken build fails instead of hanging) until `condition` holds; returns whether it did.
+    /// Suspends between looks: no thread is held while the capture thread works.
     @discardableResult
-    func wait(until condition: (EventRecorder) -> Bool) -> Bool {
+    func wait(until condition: (EventRecorder) -> Bool) async -> Bool {
         for _ in 0..<1000 {
             if condition(self) { return true }
-            usleep(10_000)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return condition(self)
     }

@@ -59,6 +59,9 @@ final class FakeV4L2Driver: V4L2Driver {
         case frame(
             bytesUsed: Int? = nil, error: Bool = false, timestampNs: UInt64? = nil, fill: UInt8 = 0x80,
             sequence: UInt32 = 0)
+        /// A filled buffer stamped `ageNs` before the moment it is dequeued (on the monotonic clock, in whole
+        /// microseconds as a `timeval` carries it), however late that is; the stamps are kept in ``State/agedStamps``.
+        case frameAged(ageNs: UInt64, fill: UInt8)
         /// `EAGAIN`: nothing ready.
         case again
         /// The call fails.
@@ -74,6 +77,8 @@ final class FakeV4L2Driver: V4L2Driver {
         /// A failure after a number of successes, by call name.
         var delayedFailures: [String: (successes: Int, error: Errno)] = [:]
         var dequeueScript: [Dequeue] = []
+        /// The timestamps `frameAged` steps were given, in order.
+        var agedStamps: [UInt64] = []
         var fds: [CInt: String] = [:]
         var nextFD: CInt = 100
         var opens = 0
@@ -200,6 +205,7 @@ final class FakeV4L2Driver: V4L2Driver {
         }
         if ready == -1 { return .failure(.interrupted) }
         if let ready { return .success(ready) }
+        // blocking: poll() is called on the session's capture thread, which this stands in for a driver's wait on.
         usleep(UInt32(min(timeoutMs, 20)) * 1000)
         return .success(0)
     }
@@ -371,8 +377,16 @@ final class FakeV4L2Driver: V4L2Driver {
             state.queued.append(index)
         case "VIDIOC_DQBUF":
             guard state.streaming else { return .invalidArgument }
-            guard let next = state.dequeueScript.first else { return .resourceTemporarilyUnavailable }
+            guard var next = state.dequeueScript.first else { return .resourceTemporarilyUnavailable }
+            if case .frameAged(let ageNs, let fill) = next {
+                let stamp = (MonotonicClock.nowNs() - ageNs) / 1000 * 1000
+                next = .frame(timestampNs: stamp, fill: fill)
+                state.dequeueScript[0] = next
+                state.agedStamps.append(stamp)
+            }
             switch next {
+            case .frameAged:
+                return .invalidArgument  // Replaced just above.
             case .again:
                 state.dequeueScript.removeFirst()
                 return .resourceTemporarilyUnavailable

@@ -6,7 +6,7 @@
 
 /// A value guarded by a pthread mutex, with a pthread condition variable to wait for it to change.
 ///
-/// Like CaptureCore's `Locked`, it uses pthread primitives so that ThreadSanitizer sees the synchronisation.
+/// Like ``Locked``, it uses pthread primitives so that ThreadSanitizer sees the synchronisation.
 ///
 /// `@unchecked Sendable` is sound: `value` is only read or written with the mutex held (inside ``withLock(_:)`` and
 /// ``wait(until:_:)``, where `pthread_cond_wait` re-acquires the mutex before the predicate and body run), and the
