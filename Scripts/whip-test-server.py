@@ -213,6 +213,16 @@ def main():
         # The handshake happens in the handler's thread (a failed one must not stop the accepting loop).
         server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     print(server.server_address[1], flush=True)
+    # A test process that dies (killed by a time limit, or crashed) cannot stop its servers: each watches its parent
+    # and exits when it is gone, so that no orphan keeps a port, a file or a descriptor of a later run.
+    parent = os.getppid()
+
+    def exit_with_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     if arguments.ready:
         with open(arguments.ready + ".tmp", "w") as ready:
             ready.write(f"{server.server_address[1]} {os.getpid()}\n")

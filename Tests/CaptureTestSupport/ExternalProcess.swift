@@ -1,3 +1,4 @@
+import CaptureCore
 import Foundation
 
 /// Runs external programs (ffmpeg, vpxdec, cjpeg, the built `capturer-probe`) for tests.
@@ -29,20 +30,40 @@ package enum ExternalProcess {
 
     /// Runs `executable` (a path, or a name looked up on `PATH`) with `arguments`, `input` on standard input (none when
     /// `nil`), and returns its status and both outputs once it has exited.
+    ///
+    /// Cancelling the calling task kills the process (SIGKILL), so a server that never exits by itself cannot hold
+    /// its caller forever.
     package static func run(_ executable: String, _ arguments: [String], input: Data? = nil) async throws -> Result {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-            let thread = Thread {
-                continuation.resume(with: Swift.Result { try runBlocking(executable, arguments, input: input) })
+        let child = Locked(Child())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+                let thread = Thread {
+                    continuation.resume(
+                        with: Swift.Result { try runBlocking(executable, arguments, input: input, child: child) })
+                }
+                thread.name = "ExternalProcess \(executable)"
+                thread.start()
             }
-            thread.name = "ExternalProcess \(executable)"
-            thread.start()
+        } onCancel: {
+            let pid = child.withLock { child -> pid_t? in
+                child.cancelled = true
+                return child.pid
+            }
+            if let pid { kill(pid, SIGKILL) }
         }
     }
 
-    /// The blocking run, on the calling thread. Standard input and standard error go through temporary files and only
-    /// standard output through a pipe, so that no pipe can fill up and block the child while this thread waits on
-    /// another.
-    private static func runBlocking(_ executable: String, _ arguments: [String], input: Data?) throws -> Result {
+    /// The running child's pid, and whether the caller was cancelled before it started.
+    private struct Child {
+        var pid: pid_t?
+        var cancelled = false
+    }
+
+    /// The blocking run, on the calling thread. Standard input, output and error all go through temporary files: no
+    /// pipe can fill up and block the child, and none can be held open by another child (see below).
+    private static func runBlocking(
+        _ executable: String, _ arguments: [String], input: Data?, child: Locked<Child>
+    ) throws -> Result {
         let process = Process()
         let path = executable.contains("/") ? executable : (which(executable) ?? executable)
         process.executableURL = URL(fileURLWithPath: path)
@@ -72,14 +93,29 @@ package enum ExternalProcess {
         }
         defer { try? inputHandle?.close() }
 
-        let output = Pipe()
-        process.standardOutput = output
+        // Standard output goes to a file too, not a pipe. A pipe's write end is inherited by any child another thread
+        // spawns meanwhile (corelibs Foundation does not close it there), so reading to its end waited for those
+        // children as well: with long-lived servers (Scripts/whip-test-server.py) spawned by tests running in
+        // parallel, each server could hold another test's pipe open, and a whole sanitized run stalled with every
+        // reader waiting (the WHIP suites' hang of issues 18 and 19). A file has no end to wait for.
+        let outputFile = scratch.appendingPathComponent("stdout")
+        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        let outputHandle = try FileHandle(forWritingTo: outputFile)
+        defer { try? outputHandle.close() }
+        process.standardOutput = outputHandle
         try process.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        let cancelled = child.withLock { child -> Bool in
+            child.pid = process.processIdentifier
+            return child.cancelled
+        }
+        if cancelled { kill(process.processIdentifier, SIGKILL) }
         // blocking: on the thread `run` made for this process.
         process.waitUntilExit()
         // Read through the handle rather than `Data(contentsOf:)`, whose read of an empty file leaks its 4 KB buffer
         // (LeakSanitizer: one 4096-byte direct leak per run from FoundationEssentials.readBytesFromFile).
+        let stdout = try FileHandle(forReadingFrom: outputFile).readToEnd() ?? Data()
         let stderr = try FileHandle(forReadingFrom: errorFile).readToEnd() ?? Data()
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }

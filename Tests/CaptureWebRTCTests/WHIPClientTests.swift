@@ -66,6 +66,8 @@ final class WHIPTestServer: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+        // No ready file: the server may still be running (a server never exits by itself), so kill it, then say why.
+        run.cancel()
         let result = try? await run.value
         throw StartError.noPort(result?.stderrText ?? "no ready file")
     }
@@ -97,6 +99,7 @@ final class WHIPTestServer: Sendable {
     /// Stops the server and waits for it to exit.
     func stop() async {
         kill(pid, SIGKILL)
+        run.cancel()
         _ = try? await run.value
     }
 }
