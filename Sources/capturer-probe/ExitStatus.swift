@@ -106,6 +106,8 @@ struct ExitStatus: RawRepresentable, Hashable, Sendable {
          15  unknown control name or id (controls)
          16  invalid control value: out of range, off the step, or not a value of the control (controls)
          17  control not writable or readable now: read-only, write-only, inactive, grabbed (controls)
+         18  WHIP endpoint refused (4xx/5xx), unreachable, or answered unusable SDP (publish)
+         19  ICE or DTLS failed, e.g. a certificate that does not match its fingerprint (publish)
          64  usage error (bad or missing argument, e.g. --target 0x0)
         """
 }
