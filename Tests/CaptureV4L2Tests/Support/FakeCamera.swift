@@ -54,10 +54,15 @@ enum FakeCamera {
             device: device, format: format, dimensions: vga, fps: 30, output: .nv12, bufferCount: bufferCount)
     }
 
+    /// The stall timeout of fake sessions unless a test gives its own: an hour, so that only the tests of the stall
+    /// detector ever see it. The real default (1 s) made a test whose task waited over a second for a thread of a
+    /// loaded pool see its idle fake stream restarted (a parallel CI run: four extra QBUFs, a "no frame" end).
+    static let noStallNs: UInt64 = 3_600_000_000_000
+
     /// A session on `driver`, recording into `recorder`.
     static func session(
         _ driver: FakeV4L2Driver, _ recorder: EventRecorder, node: String = "/dev/video0",
-        stallTimeoutNs: UInt64? = nil
+        stallTimeoutNs: UInt64 = noStallNs
     ) -> V4L2Session {
         V4L2Session(
             configuration: configuration(node: node), events: recorder.events, driver: driver,
@@ -68,8 +73,8 @@ enum FakeCamera {
 extension FakeCamera {
     /// A started session on a fresh fake webcam whose `VIDIOC_DQBUF` plays `script`; `prepare` runs before start.
     static func streaming(
-        _ script: [FakeV4L2Driver.Dequeue], recorder: EventRecorder = EventRecorder(), stallTimeoutNs: UInt64? = nil,
-        prepare: (FakeV4L2Driver) -> Void = { _ in }
+        _ script: [FakeV4L2Driver.Dequeue], recorder: EventRecorder = EventRecorder(),
+        stallTimeoutNs: UInt64 = noStallNs, prepare: (FakeV4L2Driver) -> Void = { _ in }
     ) async throws -> (driver: FakeV4L2Driver, recorder: EventRecorder, session: V4L2Session) {
         let driver = FakeV4L2Driver(devices: ["/dev/video0": webcam()])
         let session = session(driver, recorder, stallTimeoutNs: stallTimeoutNs)
