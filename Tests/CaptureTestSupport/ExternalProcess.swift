@@ -74,11 +74,7 @@ package enum ExternalProcess {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        let errorFile = scratch.appendingPathComponent("stderr")
-        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        let errorHandle = try FileHandle(forWritingTo: errorFile)
+        let (errorFile, errorHandle) = try makeOutputFile("stderr", in: scratch)
         defer { try? errorHandle.close() }
         process.standardError = errorHandle
 
@@ -98,11 +94,7 @@ package enum ExternalProcess {
         // children as well: with long-lived servers (Scripts/whip-test-server.py) spawned by tests running in
         // parallel, each server could hold another test's pipe open, and a whole sanitized run stalled with every
         // reader waiting (the WHIP suites' hang of issues 18 and 19). A file has no end to wait for.
-        let outputFile = scratch.appendingPathComponent("stdout")
-        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        let outputHandle = try FileHandle(forWritingTo: outputFile)
+        let (outputFile, outputHandle) = try makeOutputFile("stdout", in: scratch)
         defer { try? outputHandle.close() }
         process.standardOutput = outputHandle
         try process.run()
@@ -118,5 +110,14 @@ package enum ExternalProcess {
         let stdout = try FileHandle(forReadingFrom: outputFile).readToEnd() ?? Data()
         let stderr = try FileHandle(forReadingFrom: errorFile).readToEnd() ?? Data()
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    /// An empty file `name` in `directory`, and a handle writing to it, for a child's output.
+    private static func makeOutputFile(_ name: String, in directory: URL) throws -> (URL, FileHandle) {
+        let file = directory.appendingPathComponent(name)
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        return (file, try FileHandle(forWritingTo: file))
     }
 }

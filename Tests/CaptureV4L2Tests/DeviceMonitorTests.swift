@@ -196,6 +196,15 @@ struct DeviceMonitorTests {
             try await Task.sleep(for: .milliseconds(20))
             after = Self.openDescriptors()
         }
+        // A process-wide count: other suites running in parallel open and close inotify descriptors of their own (an
+        // ASan CI run saw 1 -> 0), so it is enforced only where Scripts/test runs this suite alone with the churn
+        // suite (CAPTURE_RESOURCE_CHECKS=1), and said loudly otherwise.
+        guard ProcessInfo.processInfo.environment["CAPTURE_RESOURCE_CHECKS"] == "1" else {
+            print(
+                "DeviceMonitorTests: inotify descriptors \(before) -> \(after); not enforced (other suites share the "
+                    + "process; set CAPTURE_RESOURCE_CHECKS=1 and run --filter 'ChurnTests|DeviceMonitorTests' alone)")
+            return
+        }
         #expect(after == before, "inotify descriptors went from \(before) to \(after)")
     }
 

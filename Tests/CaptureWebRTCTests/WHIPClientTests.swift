@@ -56,14 +56,18 @@ final class WHIPTestServer: Sendable {
                 "--slow", String(slowSeconds), "--ready", ready.path,
             ] + (tls.map { ["--tls", $0.certificate, $0.key] } ?? [])
         let run = Task { try await ExternalProcess.run(python3 ?? "/usr/bin/python3", arguments) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
+        // A hang guard, not a timing: the file is read once more after the deadline, since a task of a saturated
+        // parallel sanitized run can wake past it (a TSan CI run reported no ready file at 20 s, stderr empty).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let late = ContinuousClock.now >= deadline
             if let text = try? String(contentsOf: ready, encoding: .utf8) {
                 let fields = text.split(whereSeparator: \.isWhitespace)
                 if fields.count == 2, let port = Int(fields[0]), let pid = Int32(fields[1]) {
                     return WHIPTestServer(port: port, pid: pid, scheme: tls == nil ? "http" : "https", run: run)
                 }
             }
+            if late { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         // No ready file: the server may still be running (a server never exits by itself), so kill it, then say why.
