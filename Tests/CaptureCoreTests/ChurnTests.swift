@@ -8,7 +8,7 @@ import Testing
 /// (`CAPTURE_RESOURCE_CHECKS=1`, as Scripts/test runs it); otherwise it says loudly that it was not enforced.
 func expectResourcesSettled(to baseline: ProcessResources, _ what: String) async {
     let after = await ProcessResources.settle(to: baseline)
-    guard ProcessInfo.processInfo.environment["CAPTURE_RESOURCE_CHECKS"] == "1" else {
+    guard ProcessResources.checksEnforced else {
         print(
             "ChurnTests: \(what): resources \(baseline) -> \(after); not enforced (other suites share the process; "
                 + "set CAPTURE_RESOURCE_CHECKS=1 and run --filter Churn alone)")

@@ -10,6 +10,10 @@ package struct ProcessResources: Sendable, Hashable, CustomStringConvertible {
     /// Entries in `/proc/self/task`.
     package var threads: Int
 
+    /// Whether process-wide counts are judged in this run: only where Scripts/test runs the suites that count them
+    /// alone (`CAPTURE_RESOURCE_CHECKS=1`, its "resources" step), since any other suite in the process moves them.
+    package static var checksEnforced: Bool { ProcessInfo.processInfo.environment["CAPTURE_RESOURCE_CHECKS"] == "1" }
+
     /// The counts now.
     package static func now() -> ProcessResources {
         let fileManager = FileManager.default

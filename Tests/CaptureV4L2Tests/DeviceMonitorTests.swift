@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureTestSupport
 import Foundation
 import Logging
 import SystemPackage
@@ -199,7 +200,7 @@ struct DeviceMonitorTests {
         // A process-wide count: other suites running in parallel open and close inotify descriptors of their own (an
         // ASan CI run saw 1 -> 0), so it is enforced only where Scripts/test runs this suite alone with the churn
         // suite (CAPTURE_RESOURCE_CHECKS=1), and said loudly otherwise.
-        guard ProcessInfo.processInfo.environment["CAPTURE_RESOURCE_CHECKS"] == "1" else {
+        guard ProcessResources.checksEnforced else {
             print(
                 "DeviceMonitorTests: inotify descriptors \(before) -> \(after); not enforced (other suites share the "
                     + "process; set CAPTURE_RESOURCE_CHECKS=1 and run --filter 'ChurnTests|DeviceMonitorTests' alone)")

@@ -42,8 +42,10 @@ public final class VideoSender: EncodedFrameSink {
     /// The pipeline that PLI, FIR, REMB and TMMBR steer (held weakly: the pipeline holds the sender).
     let pipeline = Locked(WeakPipeline())
     let logger: Logger
+    /// Until ``finish()`` (or deinit): the RTCP thread runs while it is set.
     let running = Locked(true)
-    /// Whether ``finish()`` has run and whether the RTCP thread has ended: whichever comes second closes the sockets.
+    /// Whether ``finish()`` has sent its BYE and whether the RTCP thread has ended: whichever comes second closes the
+    /// sockets.
     let ending = Locked((finished: false, rtcpStopped: false))
 
     /// Opens the sockets (RTP on an ephemeral port; RTCP on the next one up unless multiplexed), sets up SRTP and
@@ -139,18 +141,18 @@ public final class VideoSender: EncodedFrameSink {
     /// transport is its owner's to close). Returns at once: it never waits for that thread (which ends within its
     /// 50 ms receive timeout), so it may be called from any thread or task. Idempotent.
     public func finish() {
-        let first = ending.withLock { ending in
-            defer { ending.finished = true }
-            return !ending.finished
+        let first = running.withLock { running in
+            defer { running = false }
+            return running
         }
         guard first else { return }
         sendReport(bye: true)
-        running.withLock { $0 = false }
         rtcpThreadOrFinishEnded(finish: true)
     }
 
-    /// Called once by ``finish()`` and once by the RTCP thread as it ends: the second caller closes the sockets, so
-    /// that no socket is closed under a thread still reading it and neither has to wait for the other.
+    /// Called once by ``finish()`` (after its BYE) and once by the RTCP thread as it ends: exactly one of them, the
+    /// second, closes the sockets, so that no socket is closed under a thread still reading it, nor before the BYE,
+    /// and neither has to wait for the other.
     func rtcpThreadOrFinishEnded(finish: Bool) {
         let close = ending.withLock { ending -> Bool in
             if finish { ending.finished = true } else { ending.rtcpStopped = true }

@@ -41,9 +41,6 @@ package final class BlockingExecutor: TaskExecutor {
         self.maximumThreads = max(1, maximumThreads)
     }
 
-    /// Threads made so far (they are kept, parked, once made).
-    package var threadCount: Int { queue.withLock { $0.threads } }
-
     /// Runs `body` on one of the executor's threads and returns what it returns, or throws what it throws. The caller
     /// is suspended meanwhile, holding no thread.
     package func run<Value: Sendable, Failure: Error>(
