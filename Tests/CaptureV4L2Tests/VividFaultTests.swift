@@ -483,7 +483,9 @@ struct VividFaultTests {
                     + (summary?.driver == true ? "driver" : "clock (\(summary?.reason ?? "?"))"))
             #expect(summary?.driver == true, "\(item): driver timestamps rejected: \(summary?.reason ?? "")")
             #expect(VividFaults.strictlyIncreasing(timestamps))
-            #expect(abs(mean - 1 / fps) <= 0.1 / fps, "\(item): mean interval \(mean)")
+            // The stamps are on the frame period's scale (not another clock's units, not stuck). Not a rate check: a
+            // loaded host delays vivid's frame thread in the guest (the mean was 14 % long once while the host built).
+            #expect(mean > 0.5 / fps && mean < 2 / fps, "\(item): mean interval \(mean)")
         }
     }
 

@@ -21,16 +21,18 @@ public final class CameraVideoCapturer: Sendable {
         var drops: DropCounter
     }
 
+    /// A session as the lifecycle holds it: compared by identity.
+    private struct SessionRef: Sendable, Equatable {
+        let session: any CaptureSession
+        static func == (lhs: Self, rhs: Self) -> Bool { lhs.session === rhs.session }
+    }
+
+    private typealias Lifecycle = CaptureLifecycle<SessionRef, Task<Void, Never>>
+
     private struct State {
         weak var delegate: (any CameraVideoCapturerDelegate)?
-        var phase: CaptureState = .idle
-        /// Bumped at every start and stop, so that events from an earlier session are ignored.
-        var generation: UInt64 = 0
-        var session: (any CaptureSession)?
-        var cleanup: Task<Void, Never>?
-        /// The stop under way, which concurrent ``stopCapture()`` calls wait for.
-        var stopping: Task<Void, Never>?
-        var configuration: CaptureConfiguration?
+        /// The phase, its session, generation and watcher: what start, stop, switch and the sessions' ends do.
+        var lifecycle = Lifecycle()
         var orientation: DeviceOrientation = .unknown
         var orientationRotation: VideoRotation = .degrees0
         var position: CameraPosition?
@@ -46,15 +48,6 @@ public final class CameraVideoCapturer: Sendable {
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 0
         var automaticallyResumes = false
-        /// While paused: the task that waits for the camera to return and resumes.
-        var watcher: Task<Void, Never>?
-
-        var isActive: Bool {
-            switch phase {
-            case .starting, .running, .paused: true
-            default: false
-            }
-        }
 
         var frameRotation: VideoRotation { orientationRotation.adding(sensorRotation) }
     }
@@ -89,10 +82,10 @@ public final class CameraVideoCapturer: Sendable {
     public func captureDevices() -> [CaptureDevice] { provider.devices() }
 
     /// The current state.
-    public var captureState: CaptureState { state.withLock { $0.phase } }
+    public var captureState: CaptureState { state.withLock { $0.lifecycle.state } }
 
     /// What the running (or last) capture uses.
-    public var configuration: CaptureConfiguration? { state.withLock { $0.configuration } }
+    public var configuration: CaptureConfiguration? { state.withLock { $0.lifecycle.configuration } }
 
     /// Counters since the last start.
     public var statistics: CaptureStatistics { state.withLock { $0.statistics } }
@@ -265,147 +258,235 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     private func start(
-        backend: any CameraBackend, device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double
+        backend _: any CameraBackend, device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double
     ) async throws(CaptureError) -> CaptureConfiguration {
-        let pendingCleanup = state.withLock { state -> Task<Void, Never>? in
-            defer { state.cleanup = nil }
-            return state.cleanup
-        }
-        await pendingCleanup?.value
+        let plan = Lifecycle.SessionPlan(device: device, format: format, dimensions: size, fps: fps)
         let metrics = CapturerMetrics(deviceID: device.id, factory: state.withLock { $0.metricsFactory })
-
-        let prepared = state.withLock { state -> Result<(UInt64, CaptureSessionConfiguration), CaptureError> in
-            guard !state.isActive, !(state.phase == .stopping) else {
-                return .failure(
-                    CaptureError(
-                        .invalidState, "capture is \(state.phase); stop it first",
-                        device: device.id))
-            }
-            state.phase = .starting
-            state.generation += 1
+        let actions = try state.withLock { state throws(CaptureError) -> [Lifecycle.Action] in
+            let actions = try state.lifecycle.start(plan)
             state.statistics = CaptureStatistics()
             state.metrics = metrics
             state.lastTimestamp = nil
             state.sequence = 0
-            state.position = device.position
-            state.sensorRotation = device.sensorRotation
-            state.orientationRotation = CaptureRules.rotation(
-                for: state.orientation, position: device.position, previous: state.orientationRotation)
-            let configuration = CaptureSessionConfiguration(
-                device: device, format: format, dimensions: size, fps: fps, output: state.output,
-                bufferCount: state.bufferCount, paced: state.paced)
-            return .success((state.generation, configuration))
+            return actions
         }
-        let (generation, sessionConfiguration) = try prepared.get()
-
-        let events = sessionEvents(generation)
-        let session: any CaptureSession
-        do throws(CaptureError) {
-            session = try backend.makeSession(sessionConfiguration, events: events)
-            // A stopCapture that ran since `prepared` found no session to stop; this one is not ours to keep.
-            guard adopt(session, generation: generation) else {
-                await session.stop()
-                throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
-            }
-            try await session.start()
-        } catch {
+        switch await run(actions) {
+        case .running(let configuration):
+            logger.debug(
+                "capture started",
+                metadata: [
+                    "device": "\(device.id)", "format": "\(format.pixelFormat)",
+                    "size": "\(configuration.granted.dimensions)", "fps": "\(configuration.granted.fps)",
+                ])
+            return configuration
+        case .failed(let error):
             logger.debug("capture start failed", metadata: ["device": "\(device.id)", "error": "\(error)"])
-            state.withLock { state in
-                guard state.generation == generation else { return }
-                state.session = nil
-                state.phase = .failed(error)
-            }
             throw error
-        }
-        let configuration = CaptureConfiguration(
-            device: device, format: format, requestedDimensions: size, requestedFPS: fps, granted: session.granted,
-            output: sessionConfiguration.output)
-        let stillOurs = state.withLock { state -> Bool in
-            // A later generation means stopCapture (or another start) took over while we were starting.
-            guard state.generation == generation else { return false }
-            // The session may already have ended on its own (end of file, a read error, a disconnect) after
-            // starting: `ended` has moved the phase on and told the delegate and streams the real outcome. The start
-            // itself succeeded, so keep that phase and report the configuration the frames were captured with.
-            if case .starting = state.phase { state.phase = .running }
-            state.configuration = configuration
-            return true
-        }
-        guard stillOurs else {
-            await session.stop()
+        case .superseded, nil:
             throw CaptureError(.invalidState, "capture was stopped while it was starting", device: device.id)
         }
-        logger.debug(
-            "capture started",
-            metadata: [
-                "device": "\(device.id)", "format": "\(format.pixelFormat)",
-                "size": "\(configuration.granted.dimensions)", "fps": "\(configuration.granted.fps)",
-            ])
-        return configuration
     }
 
     /// Stops capturing and releases the device. Returns once no more frames will be delivered; the frame streams end.
     /// Calling it when idle does nothing; after a failure it returns the capturer to idle. Concurrent calls all return
     /// once the one stop they share has finished; the delegate hears of it once.
     public func stopCapture() async {
-        let pending = state.withLock { state -> Task<Void, Never>? in
-            if let stopping = state.stopping { return stopping }
-            let cleanup = state.cleanup
-            state.cleanup = nil
-            switch state.phase {
-            case .starting, .running, .paused:
-                state.phase = .stopping
-                state.generation += 1
-                // While starting (or resuming), the session may not exist yet: the start in flight then sees the new
-                // generation and stops its session itself.
-                let session = state.session
-                state.session = nil
-                let watcher = state.watcher
-                state.watcher = nil
-                watcher?.cancel()
-                let stopping = Task {
-                    await watcher?.value
-                    await self.finishStop(session: session, after: cleanup)
-                }
-                state.stopping = stopping
-                return stopping
-            case .failed:
-                state.phase = .idle
-                return cleanup
-            case .idle, .stopping:
-                return cleanup
+        await run(state.withLock { $0.lifecycle.stop() })
+    }
+}
+
+// MARK: Switching cameras
+
+extension CameraVideoCapturer {
+    /// Moves a running (or paused) capture to `device`, as WebRTC's `switchCamera` does, without ending it: the
+    /// delegate and the frame streams carry on, timestamps stay strictly increasing and sequence numbers go on, and
+    /// the rotation follows the new camera's position and sensor rotation.
+    ///
+    /// The format is chosen on `device` by the rules for the size and frame rate the capture asked for (override
+    /// with `target` and `fpsLimit`). The current camera is stopped first (its capture thread finished), so once this
+    /// returns no frame of it arrives; the new camera's first frame follows as soon as it delivers one.
+    ///
+    /// - Returns: what the new camera granted.
+    /// - Throws: ``CaptureError``: `invalidState` when not capturing (or when a stop or another switch took over),
+    ///   `noUsableFormat` when `device` offers nothing the capturer can convert, or the new camera's start error. A
+    ///   failed switch goes back to the previous camera; if that fails too the capture ends with the switch's error
+    ///   (``CameraVideoCapturerDelegate/capturer(_:didStopWith:)``, the frame streams end).
+    @discardableResult
+    public func switchCamera(
+        to device: CaptureDevice, target: Dimensions? = nil, fpsLimit: Double? = nil,
+        preference: [PixelFormat] = PixelFormat.defaultPreference
+    ) async throws(CaptureError) -> CaptureConfiguration {
+        guard let previous = state.withLock({ $0.lifecycle.switchable }) else {
+            throw CaptureError(.invalidState, "switchCamera needs a running capture", device: device.id)
+        }
+        let request = FormatRequest(
+            target: target ?? previous.requestedDimensions, fpsLimit: fpsLimit ?? previous.requestedFPS,
+            preference: preference)
+        guard let selection = selectFormat(on: device, for: request) else {
+            throw CaptureError(
+                .noUsableFormat, "\(device.name) offers no format the capturer can convert", device: device.id)
+        }
+        let plan = Lifecycle.SessionPlan(
+            device: device, format: selection.format, dimensions: selection.dimensions, fps: selection.fps)
+        // From here on the old session's frames and end are ignored; it is stopped (its capture thread finished, so
+        // a frame it was delivering has been delivered) before the new one opens.
+        let actions = try state.withLock { state throws(CaptureError) in try state.lifecycle.switchTo(plan) }
+        switch await run(actions) {
+        case .running(let configuration):
+            logger.debug("switched camera", metadata: ["device": "\(device.id)"])
+            return configuration
+        case .failed(let error):
+            logger.info("switch failed; back to the previous camera", metadata: ["error": "\(error)"])
+            throw error
+        case .superseded, nil:
+            throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
+        }
+    }
+}
+
+// MARK: Carrying out the lifecycle's actions
+
+extension CameraVideoCapturer {
+    /// Carries out `actions` in order, waiting where they say to; returns the outcome of the last session opened.
+    @discardableResult
+    private func run(_ actions: [Lifecycle.Action]) async -> Lifecycle.Outcome? {
+        var outcome: Lifecycle.Outcome?
+        for action in actions {
+            switch action {
+            case .open(let plan, let generation, let after):
+                outcome = await open(plan, generation: generation, after: after)
+            case .stop(let ref):
+                await ref.session.stop()
+                state.withLock { $0.lifecycle.released(ref) }
+            case .cancel(let watcher):
+                // A watcher's resumption under way stops its superseded session before the watcher returns.
+                watcher.cancel()
+                await watcher.value
+            case .finishStop(let done):
+                await run(state.withLock { $0.lifecycle.stopFinished(done) })
+            case .wait(let done):
+                await done.wait()
+            case .release, .watch, .notify, .finishStreams, .complete:
+                perform([action])
             }
         }
-        await pending?.value
+        return outcome
     }
 
-    /// The second half of ``stopCapture()``, run once per stop however many callers wait for it.
-    private func finishStop(session: (any CaptureSession)?, after cleanup: Task<Void, Never>?) async {
-        await cleanup?.value
-        await session?.stop()
-        // No start can begin while the phase is `.stopping`, so the phase and streams are still this stop's.
-        let (streams, delegate) = state.withLock { state -> ([UInt64: Stream], (any CameraVideoCapturerDelegate)?) in
-            state.phase = .idle
-            state.stopping = nil
-            defer { state.streams = [:] }
-            return (state.streams, state.delegate)
+    /// Carries out `actions` without waiting (the caller may be a capture thread): what needs waiting runs in a task.
+    private func perform(_ actions: [Lifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .release(let ref):
+                // Released in a task: the stop returns when the capture thread, possibly the caller, has finished.
+                Task { [weak self] in
+                    await ref.session.stop()
+                    self?.state.withLock { $0.lifecycle.released(ref) }
+                }
+            case .watch(let configuration, let since):
+                let watcher = Task { [weak self] () -> Void in
+                    await self?.watchForReturn(of: configuration, since: since)
+                }
+                perform(state.withLock { $0.lifecycle.watcherStarted(watcher, since: since) })
+            case .cancel(let watcher):
+                watcher.cancel()
+            case .notify(let notice):
+                notify(notice)
+            case .finishStreams:
+                let streams = state.withLock { state in
+                    defer { state.streams = [:] }
+                    return state.streams
+                }
+                for stream in streams.values { stream.continuation.finish() }
+            case .complete(let done):
+                done.finish()
+            case .open, .stop, .finishStop, .wait:
+                Task { [weak self] in await self?.run([action]) }
+            }
         }
-        for stream in streams.values { stream.continuation.finish() }
-        logger.debug("capture stopped")
-        delegate?.capturer(self, didStopWith: nil)
     }
 
-    // MARK: Events from the session (capture thread)
-
-    /// Makes `session` the capturer's when `generation` is still current; `false` when a stop or a newer start
-    /// superseded it meanwhile (the caller then stops it).
-    private func adopt(_ session: any CaptureSession, generation: UInt64) -> Bool {
-        state.withLock { state in
-            guard state.generation == generation else { return false }
-            state.session = session
-            return true
+    private func notify(_ notice: Lifecycle.Notice) {
+        let delegate = state.withLock { $0.delegate }
+        switch notice {
+        case .stopped(nil):
+            logger.debug("capture stopped")
+            delegate?.capturer(self, didStopWith: nil)
+        case .stopped(let error?):
+            logger.info("capture failed", metadata: ["error": "\(error)"])
+            delegate?.capturer(self, didStopWith: error)
+        case .paused(let error):
+            logger.info("camera gone; waiting for it to return", metadata: ["error": "\(error)"])
+            delegate?.capturer(self, didPauseWith: error)
+        case .resumed(let configuration):
+            logger.info("camera returned; capture resumed", metadata: ["device": "\(configuration.device.id)"])
+            delegate?.capturer(self, didResumeWith: configuration)
         }
     }
 
+    /// Opens a session for `plan` as the attempt of `generation`: the one place a session is prepared, for a start, a
+    /// resumption and a switch. Waits for the sessions in `after` to release their cameras first. Returns the
+    /// attempt's outcome once what followed from it (a switch going back to its previous camera) is done.
+    private func open(
+        _ plan: Lifecycle.SessionPlan, generation: UInt64, after: [SessionRef]
+    ) async -> Lifecycle.Outcome {
+        for ref in after {
+            await ref.session.stop()
+            state.withLock { $0.lifecycle.released(ref) }
+        }
+        let device = plan.device
+        guard let backend = provider.backend(for: device) else {
+            let error = CaptureError(
+                .deviceNotFound, "no backend serves \(device.kind.rawValue) devices", device: device.id)
+            return await report(
+                state.withLock { $0.lifecycle.sessionFailed(nil, generation: generation, error: error) })
+        }
+        let prepared = state.withLock { state -> CaptureSessionConfiguration? in
+            guard state.lifecycle.isOpening(generation: generation) else { return nil }
+            state.position = device.position
+            state.sensorRotation = device.sensorRotation
+            state.orientationRotation = CaptureRules.rotation(
+                for: state.orientation, position: device.position, previous: state.orientationRotation)
+            return CaptureSessionConfiguration(
+                device: device, format: plan.format, dimensions: plan.dimensions, fps: plan.fps, output: state.output,
+                bufferCount: state.bufferCount, paced: state.paced)
+        }
+        guard let configuration = prepared else { return .superseded }
+        let ref: SessionRef
+        do throws(CaptureError) {
+            ref = SessionRef(session: try backend.makeSession(configuration, events: sessionEvents(generation)))
+        } catch {
+            return await report(
+                state.withLock { $0.lifecycle.sessionFailed(nil, generation: generation, error: error) })
+        }
+        let made = state.withLock { $0.lifecycle.sessionMade(ref, generation: generation) }
+        if let outcome = made.outcome {
+            await run(made.actions)
+            return outcome
+        }
+        do throws(CaptureError) {
+            try await ref.session.start()
+        } catch {
+            return await report(
+                state.withLock { $0.lifecycle.sessionFailed(ref, generation: generation, error: error) })
+        }
+        let captured = CaptureConfiguration(
+            device: device, format: plan.format, requestedDimensions: plan.dimensions, requestedFPS: plan.fps,
+            granted: ref.session.granted, output: configuration.output)
+        return await report(
+            state.withLock { $0.lifecycle.sessionStarted(ref, generation: generation, configuration: captured) })
+    }
+
+    /// Carries out a report's actions and returns its outcome.
+    private func report(_ step: Lifecycle.Step) async -> Lifecycle.Outcome {
+        await run(step.actions)
+        return step.outcome ?? .superseded
+    }
+}
+
+// MARK: Events from the session (capture thread)
+
+extension CameraVideoCapturer {
     private func sessionEvents(_ generation: UInt64) -> CaptureSessionEvents {
         CaptureSessionEvents(
             frame: { [weak self] buffer, timestamp in self?.deliver(buffer, timestamp, generation) },
@@ -417,7 +498,7 @@ public final class CameraVideoCapturer: Sendable {
     private func deliver(_ buffer: VideoFrameBuffer, _ timestamp: UInt64, _ generation: UInt64) {
         let taken = state.withLock {
             state -> (VideoFrame, (any CameraVideoCapturerDelegate)?, [UInt64: Stream], CapturerMetrics?)? in
-            guard state.generation == generation, state.isActive else { return nil }
+            guard state.lifecycle.delivers(generation: generation) else { return nil }
             state.statistics.framesCaptured += 1
             var timestamp = timestamp
             let adjusted = state.lastTimestamp.map { timestamp <= $0 } ?? false
@@ -445,7 +526,7 @@ public final class CameraVideoCapturer: Sendable {
 
     private func dropped(_ reason: FrameDropReason, _ generation: UInt64) {
         let delegate = state.withLock { state -> (any CameraVideoCapturerDelegate)?? in
-            guard state.generation == generation, state.isActive else { return nil }
+            guard state.lifecycle.delivers(generation: generation) else { return nil }
             state.statistics.count(reason)
             state.metrics?.frameDropped(reason)
             return .some(state.delegate)
@@ -456,324 +537,71 @@ public final class CameraVideoCapturer: Sendable {
 
     private func skipped(_ count: Int, _ generation: UInt64) {
         state.withLock { state in
-            guard state.generation == generation, state.isActive, count > 0 else { return }
+            guard state.lifecycle.delivers(generation: generation), count > 0 else { return }
             state.statistics.framesSkippedByDevice += count
             state.metrics?.framesSkippedByDevice(count)
         }
     }
 
     private func ended(_ error: CaptureError?, _ generation: UInt64) {
-        if pauseIfResuming(error, generation) { return }
-        let taken = state.withLock {
-            state -> ((any CaptureSession)?, (any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
-            guard state.generation == generation, state.isActive else { return nil }
-            state.phase = error.map { .failed($0) } ?? .idle
-            let session = state.session
-            state.session = nil
-            let streams = state.streams
-            state.streams = [:]
-            if let session {
-                // Release the device in a task: the stop resumes when the capture thread, the one calling us, has finished.
-                state.cleanup = Task { await session.stop() }
-            }
-            return (session, state.delegate, streams)
+        let actions = state.withLock { state in
+            state.lifecycle.sessionEnded(
+                generation: generation, error: error, automaticallyResumes: state.automaticallyResumes)
         }
-        guard let (_, delegate, streams) = taken else { return }
-        if let error {
-            logger.info("capture failed", metadata: ["error": "\(error)"])
-        } else {
-            logger.debug("capture reached the end of its source")
-        }
-        for stream in streams.values { stream.continuation.finish() }
-        delegate?.capturer(self, didStopWith: error)
+        if error == nil, !actions.isEmpty { logger.debug("the session reached the end of its source") }
+        perform(actions)
     }
 }
 
-// MARK: Pause and resume (automaticallyResumes)
+// MARK: Waiting for a camera to return (automaticallyResumes)
 
 extension CameraVideoCapturer {
-    /// The outcome of one attempt to start a replacement session.
-    private enum Replacement {
-        /// It runs: the configuration it captures with.
-        case running(CaptureConfiguration)
-        /// It did not start, or ended while starting; the error says why.
-        case failed(CaptureError)
-        /// A stop (or another switch) took over; nothing more to do.
-        case superseded
-    }
-
-    /// For the session of `generation` ending with `error`: pauses a running capture whose camera went away when
-    /// automatic resumption is on, and drops a resuming session that ended while the capture was still paused.
-    /// Returns whether the end was handled here.
-    private func pauseIfResuming(_ error: CaptureError?, _ generation: UInt64) -> Bool {
-        enum Action {
-            case none
-            case handled
-            case paused((any CameraVideoCapturerDelegate)?, CaptureError)
-        }
-        let action = state.withLock { state -> Action in
-            guard state.generation == generation else { return .none }
-            let releasing = { (state: inout State) in
-                if let session = state.session {
-                    state.session = nil
-                    // Release the device in a task: the stop resumes when the capture thread, the one calling us, has finished.
-                    state.cleanup = Task { await session.stop() }
-                }
-            }
-            switch state.phase {
-            case .paused:
-                // A resumed session that failed while starting: the attempt sees its session gone and keeps waiting.
-                releasing(&state)
-                return .handled
-            case .running:
-                guard state.automaticallyResumes, let error, error.code == .deviceDisconnected,
-                    let configuration = state.configuration
-                else { return .none }
-                state.phase = .paused(error)
-                releasing(&state)
-                state.watcher = Task { [weak self] in
-                    await self?.watchForReturn(of: configuration, since: generation)
-                }
-                return .paused(state.delegate, error)
-            default:
-                return .none
-            }
-        }
-        switch action {
-        case .none: return false
-        case .handled: return true
-        case .paused(let delegate, let error):
-            logger.info("camera gone; waiting for it to return", metadata: ["error": "\(error)"])
-            delegate?.capturer(self, didPauseWith: error)
-            return true
-        }
-    }
-
     /// While paused: waits for the camera of `configuration` (same id) to be listed again, then resumes with the same
     /// format. Tries at once (it may never have gone from the list), then at every `added` or `changed` event for
-    /// that id; a backend that cannot watch its devices is checked every 500 ms. Ends when resumed or stopped.
-    private func watchForReturn(of configuration: CaptureConfiguration, since pausedGeneration: UInt64) async {
+    /// that id; a backend that cannot watch its devices is checked every 500 ms. Ends when resumed, stopped or
+    /// cancelled.
+    private func watchForReturn(of configuration: CaptureConfiguration, since: UInt64) async {
         let id = configuration.device.id
         guard let backend = provider.backend(for: configuration.device) else { return }
         // Watch first, then look: a camera that returns in between is then both listed and reported.
         let events = backend.deviceEvents()
-        var generation = pausedGeneration
         let listed = { @Sendable in await BlockingExecutor.shared.run { backend.devices().first { $0.id == id } } }
-        if let device = await listed(),
-            await resume(on: device, configuration, &generation)
-        {
-            return
-        }
+        if let device = await listed(), await resume(on: device, since: since) { return }
         if let events {
             for await event in events where event.kind != .removed && event.device.id == id {
-                if await resume(on: event.device, configuration, &generation) { return }
+                if await resume(on: event.device, since: since) { return }
             }
         } else {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
                 guard !Task.isCancelled else { return }
-                if let device = await listed(),
-                    await resume(on: device, configuration, &generation)
-                {
-                    return
-                }
+                if let device = await listed(), await resume(on: device, since: since) { return }
             }
         }
     }
 
-    /// One attempt to resume on `device` (the returned camera) with the format, size and rate of `previous`;
-    /// `generation` is the paused capture's and is moved on by the attempt. Returns whether watching is over
-    /// (resumed, or stopped meanwhile).
-    private func resume(
-        on device: CaptureDevice, _ previous: CaptureConfiguration, _ generation: inout UInt64
-    ) async -> Bool {
-        guard device.formats.contains(previous.format) else {
+    /// One attempt to resume the pause `since` on `device` (the returned camera). Returns whether watching is over
+    /// (resumed, or no longer paused).
+    private func resume(on device: CaptureDevice, since: UInt64) async -> Bool {
+        guard !Task.isCancelled else { return true }
+        switch state.withLock({ $0.lifecycle.deviceReturned(device, since: since) }) {
+        case .over:
+            return true
+        case .busy:
+            return false
+        case .formatMissing:
             logger.warning(
                 "the camera returned without the format it captured in; not resuming",
-                metadata: ["device": "\(device.id)", "format": "\(previous.format)"])
+                metadata: ["device": "\(device.id)"])
             return false
-        }
-        let expected = generation
-        let outcome = await replaceSession(
-            device: device, format: previous.format, size: previous.requestedDimensions, fps: previous.requestedFPS,
-            when: { state in
-                guard case .paused = state.phase, state.generation == expected else { return false }
+        case .attempt(let actions):
+            switch await run(actions) {
+            case .running, .superseded, nil:
                 return true
-            })
-        switch outcome {
-        case .superseded:
-            return true
-        case .failed(let error):
-            generation = state.withLock { $0.generation }
-            logger.debug("resume attempt failed; still waiting", metadata: ["error": "\(error)"])
-            return false
-        case .running(let configuration):
-            logger.info("camera returned; capture resumed", metadata: ["device": "\(configuration.device.id)"])
-            let delegate = state.withLock { $0.delegate }
-            delegate?.capturer(self, didResumeWith: configuration)
-            return true
-        }
-    }
-
-    /// Starts a session on `device` in place of the capture's current one (none while paused; the caller has
-    /// stopped it when switching), if `when` still holds, keeping the frame streams, the delegate, the statistics and
-    /// the timestamp and sequence counters. Marks the capture running when the session starts.
-    private func replaceSession(
-        device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double,
-        when allowed: @Sendable (State) -> Bool
-    ) async -> Replacement {
-        let pendingCleanup = state.withLock { state -> Task<Void, Never>? in
-            defer { state.cleanup = nil }
-            return state.cleanup
-        }
-        await pendingCleanup?.value
-        guard let backend = provider.backend(for: device) else {
-            return .failed(CaptureError(.deviceNotFound, "no backend serves the device", device: device.id))
-        }
-        let prepared = state.withLock { state -> (UInt64, CaptureSessionConfiguration)? in
-            guard allowed(state) else { return nil }
-            state.generation += 1
-            state.position = device.position
-            state.sensorRotation = device.sensorRotation
-            state.orientationRotation = CaptureRules.rotation(
-                for: state.orientation, position: device.position, previous: state.orientationRotation)
-            let configuration = CaptureSessionConfiguration(
-                device: device, format: format, dimensions: size, fps: fps, output: state.output,
-                bufferCount: state.bufferCount, paced: state.paced)
-            return (state.generation, configuration)
-        }
-        guard let (generation, sessionConfiguration) = prepared else { return .superseded }
-        let session: any CaptureSession
-        do throws(CaptureError) {
-            session = try backend.makeSession(sessionConfiguration, events: sessionEvents(generation))
-        } catch {
-            return .failed(error)
-        }
-        guard adopt(session, generation: generation) else {
-            await session.stop()
-            return .superseded
-        }
-        do throws(CaptureError) {
-            try await session.start()
-        } catch {
-            state.withLock { state in
-                if state.generation == generation, state.session === session { state.session = nil }
-            }
-            await session.stop()
-            return .failed(error)
-        }
-        let configuration = CaptureConfiguration(
-            device: device, format: format, requestedDimensions: size, requestedFPS: fps, granted: session.granted,
-            output: sessionConfiguration.output)
-        let outcome = state.withLock { state -> Replacement in
-            guard state.generation == generation else { return .superseded }
-            // The session may have ended while starting (`pauseIfResuming` or `ended` took it).
-            guard state.session === session else {
-                return .failed(
-                    CaptureError(.deviceDisconnected, "the camera went away while starting", device: device.id))
-            }
-            state.phase = .running
-            state.configuration = configuration
-            state.watcher = nil
-            return .running(configuration)
-        }
-        if case .superseded = outcome { await session.stop() }
-        return outcome
-    }
-}
-
-// MARK: Switching cameras
-
-extension CameraVideoCapturer {
-    /// Moves a running (or paused) capture to `device`, as WebRTC's `switchCamera` does, without ending it: the
-    /// delegate and the frame streams carry on, timestamps stay strictly increasing and sequence numbers go on, and
-    /// the rotation follows the new camera's position and sensor rotation.
-    ///
-    /// The format is chosen on `device` by the rules for the size and frame rate the capture asked for (override
-    /// with `target` and `fpsLimit`). The current camera is stopped first (its capture thread finished), so once this
-    /// returns no frame of it arrives; the new camera's first frame follows as soon as it delivers one.
-    ///
-    /// - Returns: what the new camera granted.
-    /// - Throws: ``CaptureError``: `invalidState` when not capturing (or when a stop or another switch took over),
-    ///   `noUsableFormat` when `device` offers nothing the capturer can convert, or the new camera's start error. A
-    ///   failed switch goes back to the previous camera; if that fails too the capture ends with the switch's error
-    ///   (``CameraVideoCapturerDelegate/capturer(_:didStopWith:)``, the frame streams end).
-    @discardableResult
-    public func switchCamera(
-        to device: CaptureDevice, target: Dimensions? = nil, fpsLimit: Double? = nil,
-        preference: [PixelFormat] = PixelFormat.defaultPreference
-    ) async throws(CaptureError) -> CaptureConfiguration {
-        let current = state.withLock { state -> (CaptureConfiguration, UInt64)? in
-            switch state.phase {
-            case .running, .paused:
-                return state.configuration.map { ($0, state.generation) }
-            default:
-                return nil
+            case .failed(let error):
+                logger.debug("resume attempt failed; still waiting", metadata: ["error": "\(error)"])
+                return false
             }
         }
-        guard let (previous, generation) = current else {
-            throw CaptureError(.invalidState, "switchCamera needs a running capture", device: device.id)
-        }
-        let request = FormatRequest(
-            target: target ?? previous.requestedDimensions, fpsLimit: fpsLimit ?? previous.requestedFPS,
-            preference: preference)
-        guard let selection = selectFormat(on: device, for: request) else {
-            throw CaptureError(
-                .noUsableFormat, "\(device.name) offers no format the capturer can convert", device: device.id)
-        }
-        // Take the capture over: from the new generation on, the old session's frames and end are ignored.
-        let taken = state.withLock { state -> (any CaptureSession)?? in
-            guard state.generation == generation, state.isActive else { return nil }
-            state.generation += 1
-            state.watcher?.cancel()
-            state.watcher = nil
-            let session = state.session
-            state.session = nil
-            return .some(session)
-        }
-        guard let taken else {
-            throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
-        }
-        let switchGeneration = generation + 1
-        // Returns when the old capture thread has finished: a frame it was delivering has been delivered by then.
-        await taken?.stop()
-        let stillOurs: @Sendable (State) -> Bool = { state in
-            state.generation == switchGeneration && state.isActive
-        }
-        let started = await replaceSession(
-            device: device, format: selection.format, size: selection.dimensions, fps: selection.fps, when: stillOurs)
-        switch started {
-        case .running(let configuration):
-            logger.debug("switched camera", metadata: ["device": "\(device.id)"])
-            return configuration
-        case .superseded:
-            throw CaptureError(.invalidState, "a stop or another switch took over", device: device.id)
-        case .failed(let error):
-            logger.info("switch failed; back to the previous camera", metadata: ["error": "\(error)"])
-            let back = state.withLock { $0.generation }
-            let restored = await replaceSession(
-                device: previous.device, format: previous.format, size: previous.requestedDimensions,
-                fps: previous.requestedFPS, when: { $0.generation == back && $0.isActive })
-            if case .failed = restored { end(with: error, ifGeneration: back) }
-            throw error
-        }
-    }
-
-    /// Ends the capture with `error` as a failed session would, if `generation` is still current.
-    private func end(with error: CaptureError, ifGeneration generation: UInt64) {
-        let taken = state.withLock { state -> ((any CameraVideoCapturerDelegate)?, [UInt64: Stream])? in
-            guard state.generation == generation, state.isActive else { return nil }
-            state.phase = .failed(error)
-            state.generation += 1
-            if let session = state.session {
-                state.session = nil
-                state.cleanup = Task { await session.stop() }
-            }
-            defer { state.streams = [:] }
-            return (state.delegate, state.streams)
-        }
-        guard let (delegate, streams) = taken else { return }
-        for stream in streams.values { stream.continuation.finish() }
-        delegate?.capturer(self, didStopWith: error)
     }
 }
