@@ -54,7 +54,8 @@ let package = Package(
         // OpenSSL: DTLS 1.2 with use_srtp, ECDSA certificates, HMAC-SHA1 for STUN's MESSAGE-INTEGRITY; AES-128
         // (CTR, GCM) and SHA-1 for the SRTP sender's transform.
         .systemLibrary(name: "CSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        // Linux calls declared only under _GNU_SOURCE (ppoll, pipe2), for the connection driver's wait and wake-up.
+        // Linux calls declared only under _GNU_SOURCE: ppoll and pipe2 for the connection driver's wait and wake-up,
+        // pthread_setname_np for the blocking executor's thread names.
         .systemLibrary(name: "CLinuxIO", path: "Sources/CLinuxIO"),
         // libFuzzer's driver entry, declared for capture-fuzz (linked only by its -sanitize=fuzzer build).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
@@ -63,6 +64,7 @@ let package = Package(
         .target(
             name: "CaptureCore",
             dependencies: [
+                "CLinuxIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -1,0 +1,79 @@
+import CaptureCore
+import Foundation
+import Testing
+
+@Suite("Completion: a one-shot signal from a thread to tasks")
+struct CompletionTests {
+    @Test("waiters before and after finish all return; a second finish does nothing")
+    func waitersBeforeAndAfter() async {
+        let completion = Completion()
+        #expect(!completion.isFinished)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { await completion.wait() } }
+            let thread = Thread {
+                completion.finish()
+                completion.finish()
+            }
+            thread.start()
+            await group.waitForAll()
+        }
+        #expect(completion.isFinished)
+        await completion.wait()  // after the finish: returns at once
+    }
+}
+
+@Suite("BlockingExecutor: blocking work off the cooperative pool")
+struct BlockingExecutorTests {
+    struct Failure: Error, Equatable {}
+
+    @Test("run returns the closure's value and throws its error")
+    func valuesAndErrors() async throws {
+        let executor = BlockingExecutor(name: "test-values", maximumThreads: 1)
+        #expect(await executor.run { 6 * 7 } == 42)
+        await #expect(throws: Failure.self) { try await executor.run { () throws(Failure) -> Int in throw Failure() } }
+        let name = await executor.run { Self.threadName() }
+        #expect(name == "test-values", "the closure did not run on the executor's thread")
+    }
+
+    @Test("at most maximumThreads closures run at once; the rest wait their turn; callers hold no pool thread")
+    func threadBound() async {
+        let executor = BlockingExecutor(name: "test-bound", maximumThreads: 3)
+        // (running now, most at once, gate open)
+        let gate = ConditionLock((running: 0, most: 0, open: false))
+        let full = Completion()
+        await withTaskGroup(of: Void.self) { group in
+            // More blocked closures than the machine's cooperative threads: if the callers held pool threads, the
+            // gate below could not be opened.
+            for _ in 0..<12 {
+                group.addTask {
+                    await executor.run {
+                        let running = gate.withLock { gate in
+                            gate.running += 1
+                            gate.most = max(gate.most, gate.running)
+                            return gate.running
+                        }
+                        if running == 3 { full.finish() }
+                        // blocking: the executor's threads are for blocking work; this holds one until the gate opens.
+                        gate.wait(until: { $0.open }) { $0.running -= 1 }
+                    }
+                }
+            }
+            await full.wait()
+            gate.withLock(signalling: true) { $0.open = true }
+            await group.waitForAll()
+        }
+        #expect(gate.withLock { $0.most } == 3)
+    }
+
+    /// The current thread's name as the system lists it (Foundation's `Thread.current.name` can be its own, unapplied).
+    static func threadName() -> String? {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+    }
+
+    @Test("as a task executor, a task's code runs on its threads")
+    func taskExecutorPreference() async {
+        let executor = BlockingExecutor(name: "test-preference", maximumThreads: 2)
+        let name = await Task(executorPreference: executor) { Self.threadName() }.value
+        #expect(name == "test-preference")
+    }
+}
