@@ -77,3 +77,24 @@ struct BlockingExecutorTests {
         #expect(name == "test-preference")
     }
 }
+
+@Suite("nameCurrentThread: threads as the system lists them")
+struct ThreadNameTests {
+    @Test("a thread names itself; a name longer than 15 bytes is cut at a character boundary")
+    func names() async {
+        let seen = Locked<[String?]>([])
+        let done = Completion()
+        let thread = Thread {
+            nameCurrentThread("capture-worker")
+            seen.withLock { $0.append(BlockingExecutorTests.threadName()) }
+            nameCurrentThread("a-very-long-thread-name")
+            seen.withLock { $0.append(BlockingExecutorTests.threadName()) }
+            nameCurrentThread("caméra-capture-é")  // 18 bytes: "caméra-capture" is the longest whole prefix within 15
+            seen.withLock { $0.append(BlockingExecutorTests.threadName()) }
+            done.finish()
+        }
+        thread.start()
+        await done.wait()
+        #expect(seen.withLock { $0 } == ["capture-worker", "a-very-long-thr", "caméra-capture"])
+    }
+}

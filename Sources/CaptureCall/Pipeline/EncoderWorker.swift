@@ -63,6 +63,7 @@ final class EncoderWorker {
             { argument in
                 guard let argument else { return nil }
                 let box = Unmanaged<Box>.fromOpaque(argument).takeRetainedValue()
+                nameCurrentThread("encoder")
                 box.worker.run()
                 return nil
             }, box)

@@ -108,9 +108,15 @@ public final class VideoReceiver: Sendable {
                     intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs())))
         let weak = WeakReceiver(receiver: self)
         activeThreads.withLock { $0 = configuration.rtcpMux ? 1 : 2 }
-        Thread.detachNewThread { Self.receiveLoop(weak, socket: weak.receiver?.rtpSocket) }
+        Thread.detachNewThread {
+            nameCurrentThread("rtp-receive")
+            Self.receiveLoop(weak, socket: weak.receiver?.rtpSocket)
+        }
         if !configuration.rtcpMux {
-            Thread.detachNewThread { Self.receiveLoop(weak, socket: weak.receiver?.rtcpSocket, isRTCPOnly: true) }
+            Thread.detachNewThread {
+                nameCurrentThread("rtcp-receive")
+                Self.receiveLoop(weak, socket: weak.receiver?.rtcpSocket, isRTCPOnly: true)
+            }
         }
     }
 

@@ -99,7 +99,10 @@ public final class VideoSender: EncodedFrameSink {
         self.localAddress = localAddress
         self.session = Locked(session)
         let weakSender = WeakSender(sender: self)
-        Thread.detachNewThread { Self.rtcpLoop(weakSender) }
+        Thread.detachNewThread {
+            nameCurrentThread("rtcp-sender")
+            Self.rtcpLoop(weakSender)
+        }
     }
 
     deinit {

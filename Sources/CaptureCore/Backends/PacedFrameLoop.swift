@@ -42,10 +42,10 @@ package final class PacedFrameLoop: Sendable {
         }
         guard mayStart else { return }
         let thread = Thread { [self] in
+            nameCurrentThread(name)
             run(body)
             finished.finish()
         }
-        thread.name = name
         thread.start()
     }
 

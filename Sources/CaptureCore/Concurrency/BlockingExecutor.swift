@@ -1,4 +1,3 @@
-internal import CLinuxIO
 import Foundation
 
 /// The threads where blocking system work runs, so that it never holds one of the cooperative pool's threads: opening
@@ -74,10 +73,7 @@ package final class BlockingExecutor: TaskExecutor {
 
     /// A thread's life: take the oldest work, run it, park when there is none.
     private func serve() {
-        // Named from inside: a Linux thread starts with its creator's name (a pool thread's, here), and Foundation
-        // applies `Thread.name` to the system's thread only if the creator's `start()` has returned by then (a race).
-        // The system keeps 15 bytes of it.
-        _ = clinuxio_name_this_thread(String(name.utf8.prefix(15)) ?? "capture-blocking")
+        nameCurrentThread(name)
         while true {
             queue.withLock { $0.idle += 1 }
             // blocking: an executor thread parks until there is work; that is what these threads are for.

@@ -120,9 +120,9 @@ private final class ControlEventWatcher: Sendable {
             of: ControlEvent.self, bufferingPolicy: .bufferingNewest(1024))
         continuation.onTermination = { [stopped] _ in stopped.withLock { $0 = true } }
         let thread = Thread { [self] in
+            nameCurrentThread("v4l2-controls")
             run(continuation)
         }
-        thread.name = "v4l2-control-events"
         thread.start()
         return stream
     }

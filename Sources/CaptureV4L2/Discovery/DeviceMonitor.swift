@@ -94,8 +94,10 @@ public struct DeviceMonitor: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self)
         let loop = MonitorLoop(monitor: self, inotify: fd, continuation: continuation, present: scanner.devices())
         continuation.onTermination = { [loop] _ in loop.stopRequested.store(true, ordering: .releasing) }
-        let thread = Thread { loop.run() }
-        thread.name = "V4L2DeviceMonitor"
+        let thread = Thread {
+            nameCurrentThread("v4l2-monitor")
+            loop.run()
+        }
         thread.start()
         return stream
     }

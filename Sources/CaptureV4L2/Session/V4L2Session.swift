@@ -120,10 +120,10 @@ final class V4L2Session: CaptureSession {
                 "bytesPerLine": "\(format.bytesPerLine)", "fps": "\(stream.fps)", "buffers": "\(stream.mappings.count)",
             ])
         let thread = Thread { [loop, released] in
+            nameCurrentThread("v4l2-capture")
             loop.run()
             released.finish()
         }
-        thread.name = "V4L2Capture"
         thread.start()
     }
 

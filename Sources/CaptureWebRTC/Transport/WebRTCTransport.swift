@@ -139,7 +139,10 @@ public final class WebRTCTransport: EncodedFrameSink {
         shared.view.withLock { $0.localCandidates = candidates }
         self.shared = shared
         let handoff = ConnectionHandoff(connection: connection, sockets: sockets)
-        Thread.detachNewThread { ConnectionDriver.run(handoff, shared: shared, logger: logger) }
+        Thread.detachNewThread {
+            nameCurrentThread("webrtc-driver")
+            ConnectionDriver.run(handoff, shared: shared, logger: logger)
+        }
     }
 
     deinit {
