@@ -96,7 +96,7 @@ def render_pipeline(s, settings):
         % frames,
         "CBR, best of %d alternating runs by CPU. Per frame: wall ms / CPU ms (user+sys) / peak RSS MB, each of the whole"
         % runs,
-        "process (start-up included) by /usr/bin/time, for ours as for the peers.",
+        "process (start-up included) by wait4, as /usr/bin/time reads them, for ours as for the peers.",
         "ratio = peer CPU per frame / ours (> 1: ours is faster); out = frames and KB written (IVF payload for GStreamer).",
         "%-9s %-4s | %-22s | %-22s | %-22s | %-6s %-6s | %-8s | %s"
         % ("size", "src", "ours", "ffmpeg", "GStreamer", "ffmpeg", "gst", "allocs/f", "out: ours / ffmpeg / gst"),
@@ -371,9 +371,10 @@ def render_webrtc(s):
     for reason in s.get("skipped", []):
         out += ["", "!!!!! SKIPPED: %s !!!!!" % reason, ""]
     out += [
-        "CPU ms/frame = user+sys of the publisher process (/usr/bin/time, start-up and teardown included) / frames sent;",
+        "CPU ms/frame = user+sys of the publisher process (wait4, as /usr/bin/time reads it, start-up and teardown included)",
+        "/ frames sent;",
         "kbit/s sent = bytes out of the publisher namespace's veth (Ethernet/IP/UDP, SRTP, RTCP, ICE, DTLS and WHIP HTTP",
-        "included) per second of video (frames / %d); wall s and peak RSS from /usr/bin/time." % fps,
+        "included) per second of video (frames / %d); wall s and peak RSS from wait4." % fps,
         "",
         "| size | publisher | frames sent | kbit/s sent | CPU ms/frame | wall s | peak RSS MiB | ratio (peer CPU / ours) |",
         "|---|---|---:|---:|---:|---:|---:|---:|",

@@ -1,6 +1,7 @@
 """Rendering: the figures of the BENCHMARKS.md of 2026-11-24 (Scripts/bench's last full run, before the harness),
-as results.json, render back to that file line for line; the one change is deliberate: the text tables' code block
-now closes before the WHIP comparison, whose Markdown tables were shown as text inside it."""
+as results.json, render back to that file line for line, but for deliberate changes: the text tables' code block now
+closes before the WHIP comparison, whose Markdown tables were shown as text inside it, and the process times are
+said to come from wait4 (the system call /usr/bin/time reads them with; the harness calls it itself)."""
 
 import copy
 import json
