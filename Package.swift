@@ -203,11 +203,28 @@ let package = Package(
             ]
         ),
 
-        // Fixtures, external tools and processes for the suites. CaptureFileCameras: fixture devices are recorded dumps.
+        // The suites come in three kinds, each its own targets (Documentation/Layout.md, "Tests"): unit and sans-IO
+        // suites, one target per module (Tests/<Module>Tests), parallel and under both sanitizers; interop suites that
+        // run local tools against our code (CaptureInteropTests: ffmpeg, GStreamer, OpenSSL, coturn, curl, Node.js, the
+        // WHIP test server); and the lab (CaptureLabTests: network namespaces with Janus, headless Chromium, the vivid
+        // QEMU guest). Tags (Tests/CaptureTestSupport/Tags.swift) mark kinds and needs; Scripts/test selects by them.
+
+        // Fixtures, external tools and processes, tags and their selection, for every suite. CaptureFileCameras:
+        // fixture devices are recorded dumps.
         .target(
             name: "CaptureTestSupport",
             dependencies: ["CaptureCore", "CaptureFileCameras"],
             path: "Tests/CaptureTestSupport"
+        ),
+        // What the interop and lab suites start and talk to: coturn, the WHIP test server, Janus in its namespaces,
+        // headless Chromium, and the preview's fake WHEP handler (shared with the unit suites of the preview's router).
+        .target(
+            name: "CaptureLabSupport",
+            dependencies: [
+                "CaptureCore", "CaptureNet", "CaptureICE", "CaptureWebRTC", "CapturePreview", "CaptureTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CaptureLabSupport"
         ),
         // CaptureFileCameras: recorded devices and dumps are the fixtures of the selection, model and controls suites.
         .testTarget(
@@ -244,11 +261,10 @@ let package = Package(
             name: "CaptureNetTests",
             dependencies: ["CaptureNet", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with. CaptureNet: the
-        // interop suites send and receive on our UDP sockets.
+        // CSRTP: libsrtp2's own sender is the reference our SRTP sender's bytes are compared with.
         .testTarget(
             name: "CaptureRTPTests",
-            dependencies: ["CaptureCore", "CaptureNet", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
+            dependencies: ["CaptureCore", "CaptureRTP", "CaptureTestSupport", "CSRTP"]
         ),
         .testTarget(
             name: "CaptureCallTests",
@@ -259,7 +275,7 @@ let package = Package(
         ),
         // The STUN, ICE and TURN suites: messages, candidates, and the sans-IO agent and TURN client on a virtual network.
         .testTarget(name: "CaptureICETests", dependencies: ["CaptureNet", "CaptureICE"]),
-        // The DTLS suites: two endpoints in memory, and against openssl s_client and s_server on loopback sockets.
+        // The DTLS suites: two endpoints in memory (against OpenSSL's tools: CaptureInteropTests).
         .testTarget(
             name: "CaptureDTLSTests",
             dependencies: ["CaptureNet", "CaptureRTP", "CaptureDTLS", "CaptureTestSupport"]
@@ -272,10 +288,36 @@ let package = Package(
             name: "CaptureWebRTCTests",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
-                "CaptureWebRTC", "CapturePreview", "CaptureTestSupport", "CaptureNetworkSimulator",
+                "CaptureWebRTC", "CapturePreview", "CaptureTestSupport", "CaptureLabSupport", "CaptureNetworkSimulator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Our code against local tools and servers, on loopback: DTLS with openssl s_client and s_server, RTP and SRTP
+        // with ffmpeg and GStreamer, VP8 with vpxenc, vpxdec and ffmpeg, TURN through coturn, the WHIP client against
+        // Scripts/whip-test-server.py, the preview's HTTP server with curl and its stamp script in Node.js, and
+        // capturer-probe (built first: a dependency) sending to and receiving from ffmpeg and GStreamer.
+        .testTarget(
+            name: "CaptureInteropTests",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureNet", "CaptureRTP", "CaptureICE",
+                "CaptureDTLS", "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CaptureTestSupport",
+                "CaptureLabSupport", "capturer-probe",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The lab: Janus and headless Chromium in network namespaces (Scripts/webrtc-peers), the preview in Chromium,
+        // and the suites that run inside the vivid QEMU guest (Scripts/test-vivid) with the host's checks of what it
+        // produced.
+        .testTarget(
+            name: "CaptureLabTests",
+            dependencies: [
+                "CaptureCore", "CaptureConversion", "CaptureFileCameras", "CaptureV4L2", "CaptureNet", "CaptureRTP",
+                "CaptureVP8", "CaptureCall", "CaptureWebRTC", "CapturePreview", "CaptureTestSupport",
+                "CaptureLabSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // CaptureFileCameras: the probe's `formats` output is checked against the format list rendered here.

@@ -48,7 +48,10 @@ final class LoopbackCall {
 
 @Suite("VideoSender and VideoReceiver on loopback", .serialized)
 struct SessionTests {
-    @Test("a REMB of 300 kbit/s mid-stream brings the sent bit rate within ±20 % of it within 2 s")
+    // Samples the sent bytes every 100 ms against the wall clock: apart from CPU-heavy tests (Tag.wallClock).
+    @Test(
+        "a REMB of 300 kbit/s mid-stream brings the sent bit rate within ±20 % of it within 2 s", .tags(.wallClock),
+        .selectedByTags)
     func rembSteersTheRate() async throws {
         let call = try await LoopbackCall(size: Dimensions(width: 640, height: 480), bitrateKbps: 1_800)
         // (seconds since start, VP8 payload bytes sent so far), sampled every 100 ms.

@@ -3,9 +3,9 @@ import CaptureTestSupport
 import Foundation
 import Testing
 
-/// Frame pacing of the synthetic camera through the capturer. Timing-sensitive: `Scripts/test` runs this suite on its
-/// own, before the others, so that no other test competes for the two cores.
-@Suite("Pacing", .serialized)
+/// Frame pacing of the synthetic camera through the capturer. Timing-sensitive (Tag.wallClock): `Scripts/test` runs it
+/// apart from the parallel suites, so that no other test competes for the two cores, and not under the sanitizers.
+@Suite("Pacing", .tags(.wallClock), .selectedByTags, .serialized)
 struct PacingTests {
     @Test("640x480@30 for 2 s: count, pacing, timestamps, geometry, rotation; stop ends delivery")
     func pacing() async throws {

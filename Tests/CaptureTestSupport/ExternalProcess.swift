@@ -9,7 +9,7 @@ import Foundation
 package enum ExternalProcess {
     /// The outcome of one run.
     package struct Result: Sendable {
-        /// The exit status (or the terminating signal's number).
+        /// The exit status, or 128 plus the number of the signal that ended it (as a shell reports it).
         package var status: Int32
         /// Everything the process wrote to standard output.
         package var stdout: Data
@@ -60,64 +60,51 @@ package enum ExternalProcess {
     }
 
     /// The blocking run, on the calling thread. Standard input, output and error all go through temporary files: no
-    /// pipe can fill up and block the child, and none can be held open by another child (see below).
+    /// pipe can fill up and block the child, and none can be held open by another child. The child is started with
+    /// `posix_spawn` (``SpawnedProcess``), which gives it none of this process's other descriptors: Foundation's
+    /// `Process` let every child inherit every socket and pipe open at the time (a WHIP test server spawned by one
+    /// test kept the preview server's freed port bound in another, and held pipes open in the WHIP suites' hang).
     private static func runBlocking(
         _ executable: String, _ arguments: [String], input: Data?, child: Locked<Child>
     ) throws -> Result {
-        let process = Process()
         let path = executable.contains("/") ? executable : (which(executable) ?? executable)
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("external-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        let (errorFile, errorHandle) = try makeOutputFile("stderr", in: scratch)
-        defer { try? errorHandle.close() }
-        process.standardError = errorHandle
-
-        var inputHandle: FileHandle?
+        let outputFile = try makeOutputFile("stdout", in: scratch)
+        let errorFile = try makeOutputFile("stderr", in: scratch)
+        var inputStream = SpawnedProcess.Stream.null
         if let input {
             let inputFile = scratch.appendingPathComponent("stdin")
             try input.write(to: inputFile)
-            inputHandle = try FileHandle(forReadingFrom: inputFile)
-            process.standardInput = inputHandle
-        } else {
-            process.standardInput = FileHandle.nullDevice
+            inputStream = .file(inputFile.path)
         }
-        defer { try? inputHandle?.close() }
-
-        // Standard output goes to a file too, not a pipe. A pipe's write end is inherited by any child another thread
-        // spawns meanwhile (corelibs Foundation does not close it there), so reading to its end waited for those
-        // children as well: with long-lived servers (Scripts/whip-test-server.py) spawned by tests running in
-        // parallel, each server could hold another test's pipe open, and a whole sanitized run stalled with every
-        // reader waiting (the WHIP suites' hang of issues 18 and 19). A file has no end to wait for.
-        let (outputFile, outputHandle) = try makeOutputFile("stdout", in: scratch)
-        defer { try? outputHandle.close() }
-        process.standardOutput = outputHandle
-        try process.run()
+        let pid = try SpawnedProcess.start(
+            [executable] + arguments, executable: path, input: inputStream, output: .file(outputFile.path),
+            error: .file(errorFile.path))
         let cancelled = child.withLock { child -> Bool in
-            child.pid = process.processIdentifier
+            child.pid = pid
             return child.cancelled
         }
-        if cancelled { kill(process.processIdentifier, SIGKILL) }
+        if cancelled { kill(pid, SIGKILL) }
         // blocking: on the thread `run` made for this process.
-        process.waitUntilExit()
+        let status = SpawnedProcess.waitForExit(pid)
+        child.withLock { $0.pid = nil }
         // Read through the handle rather than `Data(contentsOf:)`, whose read of an empty file leaks its 4 KB buffer
         // (LeakSanitizer: one 4096-byte direct leak per run from FoundationEssentials.readBytesFromFile).
         let stdout = try FileHandle(forReadingFrom: outputFile).readToEnd() ?? Data()
         let stderr = try FileHandle(forReadingFrom: errorFile).readToEnd() ?? Data()
-        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        return Result(status: status, stdout: stdout, stderr: stderr)
     }
 
-    /// An empty file `name` in `directory`, and a handle writing to it, for a child's output.
-    private static func makeOutputFile(_ name: String, in directory: URL) throws -> (URL, FileHandle) {
+    /// An empty file `name` in `directory`, for a child's output.
+    private static func makeOutputFile(_ name: String, in directory: URL) throws -> URL {
         let file = directory.appendingPathComponent(name)
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown)
         }
-        return (file, try FileHandle(forWritingTo: file))
+        return file
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What the test process holds from the kernel: open descriptors, memory mappings and threads, read from `/proc/self`.
-/// Churn tests take one before and after a run and expect the process to come back to where it started.
+/// Churn tests take one before and after a run and expect the process to come back to where it started; any other test
+/// in the process moves these counts, so they count in a process of their own (an exit test) or alone in the vivid guest.
 package struct ProcessResources: Sendable, Hashable, CustomStringConvertible {
     /// Entries in `/proc/self/fd`.
     package var descriptors: Int
@@ -9,10 +10,6 @@ package struct ProcessResources: Sendable, Hashable, CustomStringConvertible {
     package var mappings: Int
     /// Entries in `/proc/self/task`.
     package var threads: Int
-
-    /// Whether process-wide counts are judged in this run: only where Scripts/test runs the suites that count them
-    /// alone (`CAPTURE_RESOURCE_CHECKS=1`, its "resources" step), since any other suite in the process moves them.
-    package static var checksEnforced: Bool { ProcessInfo.processInfo.environment["CAPTURE_RESOURCE_CHECKS"] == "1" }
 
     /// The counts now.
     package static func now() -> ProcessResources {

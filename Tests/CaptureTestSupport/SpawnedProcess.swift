@@ -55,6 +55,10 @@ package enum SpawnedProcess {
             case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, target)
             }
         }
+        // Nothing else of the test process reaches the child: no other test's socket or pipe (NIO and Foundation open
+        // theirs without close-on-exec), which the child would otherwise hold open for as long as it runs (a server
+        // spawned by one test kept another test's listening port bound, and another's pipe unfinished).
+        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         let arguments = argv.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
         var pid: pid_t = 0
@@ -67,6 +71,17 @@ package enum SpawnedProcess {
         guard status == 0 else { throw LaunchError(program: program, code: status) }
         return pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; declared only under `_GNU_SOURCE`, so
+    /// looked up at run time), or `nil` where it is missing.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else { return nil }
+            return unsafeBitCast(
+                symbol,
+                to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
 
     /// Kills `pid` with SIGKILL and waits for it (a child spawned from a test thread inherits that thread's signal
     /// mask, which may block SIGTERM; coturn does not exit on SIGTERM at all). Returns what ``waitForExit(_:)`` does.

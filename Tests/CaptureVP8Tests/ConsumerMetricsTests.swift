@@ -1,4 +1,5 @@
 import CaptureCore
+import CaptureTestSupport
 import CaptureVP8
 import CoreMetrics
 import MetricsTestKit

@@ -1,3 +1,4 @@
+import CaptureLabSupport
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -12,6 +12,13 @@ import Testing
 struct WebRTCTransportTests {
     static let loopback = [SocketAddress.loopbackIPv4(port: 0)]
 
+    /// A video stream for a transport to send once connected.
+    static func media(from transport: WebRTCTransport) -> ConnectionMedia {
+        ConnectionMedia(
+            sender: VideoSenderConfiguration(remote: transport.localAddress, rtcpMux: true),
+            minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000)
+    }
+
     static func remote(of peer: WebRTCTransport, dtlsRole: DTLSRole) -> WebRTCTransport.Remote {
         WebRTCTransport.Remote(
             credentials: peer.localCredentials, candidates: peer.localCandidates,
@@ -26,7 +33,7 @@ struct WebRTCTransportTests {
         defer { viewer.close() }
         viewer.start(remote: Self.remote(of: publisher, dtlsRole: .client))
         publisher.start(
-            remote: Self.remote(of: viewer, dtlsRole: .server), media: TURNRelayTests.media(from: publisher))
+            remote: Self.remote(of: viewer, dtlsRole: .server), media: Self.media(from: publisher))
         async let publisherKeys = publisher.connected(timeout: .seconds(10))
         async let viewerKeys = viewer.connected(timeout: .seconds(10))
         let (ours, theirs) = try await (publisherKeys, viewerKeys)

@@ -1,0 +1,244 @@
+import CaptureLabSupport
+import CaptureTestSupport
+import CaptureWebRTC
+import Foundation
+import Testing
+
+@Suite(
+    .tags(.interop), .selectedByTags,
+    .enabled(
+        if: WHIPTestServer.python3 != nil,
+        "python3 is not on PATH: the WHIP client tests need it to run Scripts/whip-test-server.py"),
+    // A hang guard, not a speed check: the parallel sanitized run starves the pool for a minute at a time.
+    .timeLimit(.minutes(5))
+)
+struct WHIPClientTests {
+    static let offer = PublishOffer(
+        iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
+        fingerprint:
+            "sha-256 AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89",
+        streamID: "camera", trackID: "video0", cname: "cname-x", ssrc: 1111,
+        rtx: PublishOffer.Retransmission(ssrc: 2222), candidates: [], framerate: nil
+    ).render()
+
+    @Test func publishesTrickesAndDeletesThroughARedirect() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/redirect"), bearerToken: "s3cret")
+            let session = try await client.publish(offer: Self.offer)
+            #expect(session.endpointURL == server.url("/whip/ok"))
+            #expect(session.resourceURL.absoluteString.hasPrefix(server.url("/whip/resource/ok-").absoluteString))
+            #expect(session.etag?.hasPrefix("\"etag-") == true)
+            #expect(session.acceptPatch == TrickleFragment.contentType)
+            #expect(session.answer.setup == .active)
+            #expect(session.answer.candidates.count == 1)
+            #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")))
+            #expect(
+                session.iceServers == [
+                    try #require(ICEServer(url: "stun:stun.example.net:3478")),
+                    try #require(
+                        ICEServer(
+                            url: "turn:turn.example.net:3478?transport=udp", username: "user",
+                            credential: "pass, word")),
+                    try #require(ICEServer(url: "turns:turn.example.net:5349", username: "u2", credential: "c2")),
+                ])
+
+            let fragment = TrickleFragment(
+                iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
+                candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
+            try await client.trickle(fragment, session: session)
+            try await client.delete(session)
+
+            let log = try await server.log()
+            #expect(log.map(\.method) == ["POST", "POST", "PATCH", "DELETE"])
+            #expect(log.map(\.path).prefix(2) == ["/whip/redirect", "/whip/ok"])
+            for request in log { #expect(request.header("Authorization") == ["Bearer s3cret"]) }
+            for post in log.prefix(2) {
+                #expect(post.header("Content-Type") == ["application/sdp"])
+                #expect(post.header("Accept") == ["application/sdp"])
+                #expect(post.body == Self.offer)
+            }
+            let patch = log[2]
+            #expect(patch.path == session.resourceURL.path)
+            #expect(patch.header("Content-Type") == ["application/trickle-ice-sdpfrag"])
+            #expect(patch.header("If-Match") == [session.etag ?? "?"])
+            #expect(patch.body == fragment.render())
+            #expect(log[3].path == session.resourceURL.path)
+        }
+    }
+
+    @Test func forbiddenQuotesStatusAndFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/forbidden"), bearerToken: "wrong")
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 403, firstLine: "Unauthorized: bad token")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func serverErrorQuotesStatusAndFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/error"))
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: Janus is down")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.first?.header("Authorization") == [])
+        }
+    }
+
+    @Test func garbageAnswerIsAnErrorAndTheResourceIsDeleted() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/garbage"), bearerToken: "t")
+            await #expect {
+                _ = try await client.publish(offer: Self.offer)
+            } throws: { error in
+                guard case .invalidAnswer(.malformedSDP, resourceDeleted: true) = error as? WHIPError else {
+                    return false
+                }
+                return true
+            }
+            let log = try await server.log()
+            #expect(log.map(\.method) == ["POST", "DELETE"])
+            #expect(log.last?.path.hasPrefix("/whip/resource/garbage-") == true)
+            #expect(log.last?.header("Authorization") == ["Bearer t"])
+        }
+    }
+
+    /// POSTs to `path` with a 700 ms time limit: the client must fail with `timedOut` within `bound` of wall time.
+    private func expectPublishTimesOut(
+        _ server: WHIPTestServer, path: String, within bound: Duration
+    ) async {
+        let client = WHIPClient(endpoint: server.url(path), timeout: .milliseconds(700))
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await client.publish(offer: Self.offer)
+        } throws: { error in
+            guard case .timedOut(method: "POST", _, _) = error as? WHIPError else { return false }
+            return true
+        }
+        #expect(ContinuousClock.now - start < bound)
+    }
+
+    @Test func slowServerTimesOut() async throws {
+        try await WHIPTestServer.with(slowSeconds: 20) { server in
+            await expectPublishTimesOut(server, path: "/whip/slow", within: .seconds(10))
+        }
+    }
+
+    @Test func bodyThatDribblesTimesOut() async throws {
+        // The 201's head comes at once, its body a byte every 100 ms: the time limit covers the body too. The whole
+        // body would take over a minute; a starved sanitized run took 7.6 s to time out, so the bound only proves the
+        // limit cut the body short.
+        try await WHIPTestServer.with { server in
+            await expectPublishTimesOut(server, path: "/whip/dribble", within: .seconds(30))
+        }
+    }
+
+    @Test func hugeAnswerIsRefusedNotBuffered() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/huge"))
+            await #expect(throws: WHIPError.responseTooLarge(method: "POST", limit: WHIPClient.maximumResponseBytes)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func hugeErrorBodyStillGivesItsFirstLine() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/huge-error"))
+            await #expect(
+                throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: too much")
+            ) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+        }
+    }
+
+    @Test func otherRedirectsAreNotFollowed() async throws {
+        // 301, 302 and 303 turn a POST into a GET in HTTP clients; WHIP redirects only with 307 and 308 (RFC 9725,
+        // load balancing and redirections).
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/moved"))
+            await #expect(throws: WHIPError.unexpectedStatus(method: "POST", status: 302)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.map { "\($0.method) \($0.path)" } == ["POST /whip/moved"])
+        }
+    }
+
+    @Test func httpsVerifiesTheServersCertificate() async throws {
+        // A self-signed certificate: the TLS handshake happens and verification refuses it, before any request.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("whip-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let made = try await ExternalProcess.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        try #require(made.status == 0, "\(made.stderrText)")
+        let server = try await WHIPTestServer.start(tls: .init(certificate: certificate, key: key))
+        do {
+            await #expect {
+                _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
+            } throws: { error in
+                guard case .transport(method: "POST", _, let reason) = error as? WHIPError else { return false }
+                return reason.contains("CERTIFICATE_VERIFY_FAILED")
+            }
+            #expect(try await server.log().isEmpty)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func redirectLoopStopsAtTheLimit() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/redirect-loop"), maximumRedirects: 3)
+            await #expect(throws: WHIPError.tooManyRedirects(3)) {
+                _ = try await client.publish(offer: Self.offer)
+            }
+            let log = try await server.log()
+            #expect(log.count == 4)
+        }
+    }
+
+    @Test func trickleWithAStaleETagReportsTheStatus() async throws {
+        try await WHIPTestServer.with { server in
+            let client = WHIPClient(endpoint: server.url("/whip/ok"))
+            var session = try await client.publish(offer: Self.offer)
+            session.etag = "\"stale\""
+            let fragment = TrickleFragment(iceUfrag: "u", icePassword: "p", candidates: [], endOfCandidates: true)
+            await #expect(throws: WHIPError.httpStatus(method: "PATCH", status: 412, firstLine: "Precondition failed"))
+            {
+                try await client.trickle(fragment, session: session)
+            }
+            try await client.delete(session)
+        }
+    }
+
+    @Test func unreachableAndNonHTTPEndpoints() async throws {
+        let ftp = try #require(URL(string: "ftp://127.0.0.1/whip"))
+        await #expect(throws: WHIPError.invalidURL("ftp://127.0.0.1/whip")) {
+            _ = try await WHIPClient(endpoint: ftp).publish(offer: Self.offer)
+        }
+        // A port nothing listens on: the server is started and stopped to find one.
+        let server = try await WHIPTestServer.start()
+        await server.stop()
+        await #expect {
+            _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
+        } throws: { error in
+            guard case .transport(method: "POST", _, _) = error as? WHIPError else { return false }
+            return true
+        }
+    }
+}
