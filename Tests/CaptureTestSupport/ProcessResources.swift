@@ -12,6 +12,15 @@ package struct ProcessResources: Sendable, Hashable, CustomStringConvertible {
     package var threads: Int
 
     /// The counts now.
+    /// The names of the process's threads as the system lists them, sorted (for a message when counts differ).
+    package static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }.sorted()
+    }
+
     package static func now() -> ProcessResources {
         let fileManager = FileManager.default
         let descriptors = (try? fileManager.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1

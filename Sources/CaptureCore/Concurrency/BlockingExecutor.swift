@@ -32,7 +32,8 @@ package final class BlockingExecutor: TaskExecutor {
     }
 
     private let name: String
-    private let maximumThreads: Int
+    /// The most threads it makes; it keeps each once made.
+    package let maximumThreads: Int
     private let queue = ConditionLock(Queue())
 
     /// An executor of at most `maximumThreads` threads named `name`.
