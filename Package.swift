@@ -210,10 +210,11 @@ let package = Package(
         // QEMU guest). Tags (Tests/CaptureTestSupport/Tags.swift) mark kinds and needs; Scripts/test selects by them.
 
         // Fixtures, external tools and processes, tags and their selection, for every suite. CaptureFileCameras:
-        // fixture devices are recorded dumps.
+        // fixture devices are recorded dumps. CaptureRTP: parsing RTCP and unprotecting SRTP for the RTP, DTLS and
+        // interop suites.
         .target(
             name: "CaptureTestSupport",
-            dependencies: ["CaptureCore", "CaptureFileCameras"],
+            dependencies: ["CaptureCore", "CaptureFileCameras", "CaptureRTP"],
             path: "Tests/CaptureTestSupport"
         ),
         // What the interop and lab suites start and talk to: coturn, the WHIP test server, Janus in its namespaces,

@@ -1,5 +1,6 @@
 import CaptureDTLS
 import CaptureRTP
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -52,8 +53,6 @@ struct DTLSPair {
         return errors
     }
 }
-
-func monotonicNowNs() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
 
 @Suite struct DTLSEndpointTests {
     @Test(arguments: [SRTPProfile.aeadAES128GCM, .aesCM128HMACSHA1_80])

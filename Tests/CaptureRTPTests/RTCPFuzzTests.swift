@@ -1,4 +1,5 @@
 import CaptureRTP
+import CaptureTestSupport
 import Testing
 
 /// A small deterministic generator (SplitMix64) so that a failing input can be reproduced from its seed.

@@ -1,13 +1,6 @@
 import CaptureRTP
+import CaptureTestSupport
 import Testing
-
-/// Parses `bytes` as one RTCP datagram.
-func parseRTCP(_ bytes: [UInt8]) throws(RTCPParseError) -> [RTCPPacket] {
-    let result = bytes.withUnsafeBytes { buffer in
-        Result { () throws(RTCPParseError) in try RTCPCompoundPacket.parse(buffer) }
-    }
-    return try result.get()
-}
 
 /// Round trips of every RTCP packet type against hand-built wire vectors (RFC 3550, 4585, 5104, REMB draft).
 @Suite struct RTCPPacketTests {

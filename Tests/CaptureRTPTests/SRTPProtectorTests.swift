@@ -1,5 +1,6 @@
 import CSRTP
 import CaptureCore
+import CaptureTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -130,7 +131,7 @@ import Testing
             let ours = try Self.protect(packet, peers.ours)
             #expect(ours == (try peers.reference.protect(packet)), "packet \(step)")
             #expect(try SRTPSessionTests.protect(packet, peers.session) == ours, "packet \(step) through SRTPSession")
-            #expect(try SRTPSessionTests.unprotect(ours, peers.receiver) == packet, "packet \(step)")
+            #expect(try unprotect(ours, peers.receiver) == packet, "packet \(step)")
         }
         #expect(peers.session.statistics.protected == 180)
         #expect(peers.receiver.statistics.unprotected == 180)
@@ -168,7 +169,7 @@ import Testing
         let peers = try Peers(profile)
         for sequence in Array(UInt16(65_000)...65_535) + Array(0...600) + [0x4000, 0x8000, 0xC000, 0x0100] {
             let packet = Self.rtpPacket(ssrc: Self.ssrcs[1], sequence: sequence, payload: 20)
-            #expect(try SRTPSessionTests.unprotect(try Self.protect(packet, peers.ours), peers.receiver) == packet)
+            #expect(try unprotect(try Self.protect(packet, peers.ours), peers.receiver) == packet)
         }
     }
 
@@ -181,7 +182,7 @@ import Testing
             let ours = try Self.protect(compound, peers.ours, rtcp: true)
             #expect(ours == (try peers.reference.protect(compound, rtcp: true)), "compound \(serial)")
             #expect(try SRTPSessionTests.protect(compound, peers.session, rtcp: true) == ours)
-            #expect(try SRTPSessionTests.unprotect(ours, peers.receiver, rtcp: true) == compound)
+            #expect(try unprotect(ours, peers.receiver, rtcp: true) == compound)
         }
         // The 8-byte minimum: a bare header with its SSRC.
         let bare: [UInt8] = [0x80, 201, 0, 1] + Self.bigEndian(Self.ssrcs[0])

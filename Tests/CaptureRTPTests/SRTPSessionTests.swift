@@ -1,4 +1,5 @@
 import CaptureRTP
+import CaptureTestSupport
 import Testing
 
 /// SRTP keying and libsrtp2 sessions: round trips, wrong keys, replays and tampering.
@@ -26,23 +27,6 @@ import Testing
         return Array(buffer[..<length])
     }
 
-    /// Unprotects `packet` with `session`.
-    static func unprotect(_ packet: [UInt8], _ session: SRTPSession, rtcp: Bool = false) throws(SRTPError) -> [UInt8] {
-        var buffer = packet
-        var length = packet.count
-        let result = buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(SRTPError) in
-                if rtcp {
-                    try session.unprotectRTCP(bytes, length: &length)
-                } else {
-                    try session.unprotectRTP(bytes, length: &length)
-                }
-            }
-        }
-        try result.get()
-        return Array(buffer[..<length])
-    }
-
     @Test(arguments: SRTPProfile.allCases)
     func rtpAndRTCPRoundTrip(profile: SRTPProfile) throws {
         let keys = SRTPKeyingMaterial.random(profile: profile)
@@ -53,10 +37,10 @@ import Testing
             let protected = try Self.protect(packet, sender)
             #expect(protected.count > packet.count)
             #expect(protected[12...] != packet[12...])
-            #expect(try Self.unprotect(protected, receiver) == packet)
+            #expect(try unprotect(protected, receiver) == packet)
         }
         let report = RTCPPacket.receiverReport(RTCPReceiverReport(ssrc: 0x1122_3344)).bytes
-        #expect(try Self.unprotect(try Self.protect(report, sender, rtcp: true), receiver, rtcp: true) == report)
+        #expect(try unprotect(try Self.protect(report, sender, rtcp: true), receiver, rtcp: true) == report)
         #expect(sender.statistics.protected == 21)
         #expect(receiver.statistics.unprotected == 21)
         #expect(receiver.statistics.authenticationFailures == 0)
@@ -66,7 +50,7 @@ import Testing
         let sender = try SRTPSession(role: .sender, keyingMaterial: .random())
         let receiver = try SRTPSession(role: .receiver, keyingMaterial: .random())
         let protected = try Self.protect(Self.rtpPacket(sequence: 1), sender)
-        #expect(throws: SRTPError.authenticationFailed) { try Self.unprotect(protected, receiver) }
+        #expect(throws: SRTPError.authenticationFailed) { try unprotect(protected, receiver) }
         #expect(receiver.statistics.authenticationFailures == 1)
         #expect(receiver.statistics.unprotected == 0)
     }
@@ -76,8 +60,8 @@ import Testing
         let sender = try SRTPSession(role: .sender, keyingMaterial: keys)
         let receiver = try SRTPSession(role: .receiver, keyingMaterial: keys)
         let protected = try Self.protect(Self.rtpPacket(sequence: 5), sender)
-        _ = try Self.unprotect(protected, receiver)
-        #expect(throws: SRTPError.replayed) { try Self.unprotect(protected, receiver) }
+        _ = try unprotect(protected, receiver)
+        #expect(throws: SRTPError.replayed) { try unprotect(protected, receiver) }
         #expect(receiver.statistics.replayRejections == 1)
     }
 
@@ -87,7 +71,7 @@ import Testing
         let receiver = try SRTPSession(role: .receiver, keyingMaterial: keys)
         var protected = try Self.protect(Self.rtpPacket(sequence: 9), sender)
         protected[40] ^= 0x01
-        #expect(throws: SRTPError.authenticationFailed) { try Self.unprotect(protected, receiver) }
+        #expect(throws: SRTPError.authenticationFailed) { try unprotect(protected, receiver) }
         #expect(receiver.statistics.authenticationFailures == 1)
     }
 

@@ -283,6 +283,3 @@ import Testing
         return served
     }
 }
-
-/// The monotonic clock in nanoseconds, the endpoint's time base.
-func monotonicNowNs() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }

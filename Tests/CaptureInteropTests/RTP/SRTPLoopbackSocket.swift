@@ -84,28 +84,3 @@ final class SRTPLoopbackSocket: @unchecked Sendable {
         }
     }
 }
-
-/// Parses `bytes` as one RTCP datagram (as the unit suites' `parseRTCP` does).
-func parseRTCP(_ bytes: [UInt8]) throws(RTCPParseError) -> [RTCPPacket] {
-    let result = bytes.withUnsafeBytes { buffer in
-        Result { () throws(RTCPParseError) in try RTCPCompoundPacket.parse(buffer) }
-    }
-    return try result.get()
-}
-
-/// Unprotects `packet` (SRTP, or SRTCP when `rtcp`) with `session`.
-func unprotect(_ packet: [UInt8], _ session: SRTPSession, rtcp: Bool = false) throws(SRTPError) -> [UInt8] {
-    var buffer = packet
-    var length = packet.count
-    let result = buffer.withUnsafeMutableBytes { bytes in
-        Result { () throws(SRTPError) in
-            if rtcp {
-                try session.unprotectRTCP(bytes, length: &length)
-            } else {
-                try session.unprotectRTP(bytes, length: &length)
-            }
-        }
-    }
-    try result.get()
-    return Array(buffer[..<length])
-}
