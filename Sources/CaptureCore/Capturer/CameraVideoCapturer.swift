@@ -223,7 +223,7 @@ public final class CameraVideoCapturer: Sendable {
         if let dimensions, !format.size.contains(dimensions) {
             throw CaptureError(.formatNotSupported, "\(format) does not offer \(dimensions)", device: device.id)
         }
-        return try await start(backend: backend, device: device, format: format, size: size, fps: fps)
+        return try await start(device: device, format: format, size: size, fps: fps)
     }
 
     /// Starts capturing with the rules: picks the device at `position` (else the first), the format nearest
@@ -258,7 +258,7 @@ public final class CameraVideoCapturer: Sendable {
     }
 
     private func start(
-        backend _: any CameraBackend, device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double
+        device: CaptureDevice, format: CaptureFormat, size: Dimensions, fps: Double
     ) async throws(CaptureError) -> CaptureConfiguration {
         let plan = Lifecycle.SessionPlan(device: device, format: format, dimensions: size, fps: fps)
         let metrics = CapturerMetrics(deviceID: device.id, factory: state.withLock { $0.metricsFactory })
@@ -356,8 +356,7 @@ extension CameraVideoCapturer {
             case .open(let plan, let generation, let after):
                 outcome = await open(plan, generation: generation, after: after)
             case .stop(let ref):
-                await ref.session.stop()
-                state.withLock { $0.lifecycle.released(ref) }
+                await stopAndReport(ref)
             case .cancel(let watcher):
                 // A watcher's resumption under way stops its superseded session before the watcher returns.
                 watcher.cancel()
@@ -379,6 +378,7 @@ extension CameraVideoCapturer {
             switch action {
             case .release(let ref):
                 // Released in a task: the stop returns when the capture thread, possibly the caller, has finished.
+                // The session is stopped even if the capturer is gone meanwhile.
                 Task { [weak self] in
                     await ref.session.stop()
                     self?.state.withLock { $0.lifecycle.released(ref) }
@@ -406,6 +406,12 @@ extension CameraVideoCapturer {
         }
     }
 
+    /// Stops the session and reports it released.
+    private func stopAndReport(_ ref: SessionRef) async {
+        await ref.session.stop()
+        state.withLock { $0.lifecycle.released(ref) }
+    }
+
     private func notify(_ notice: Lifecycle.Notice) {
         let delegate = state.withLock { $0.delegate }
         switch notice {
@@ -430,10 +436,7 @@ extension CameraVideoCapturer {
     private func open(
         _ plan: Lifecycle.SessionPlan, generation: UInt64, after: [SessionRef]
     ) async -> Lifecycle.Outcome {
-        for ref in after {
-            await ref.session.stop()
-            state.withLock { $0.lifecycle.released(ref) }
-        }
+        for ref in after { await stopAndReport(ref) }
         let device = plan.device
         guard let backend = provider.backend(for: device) else {
             let error = CaptureError(

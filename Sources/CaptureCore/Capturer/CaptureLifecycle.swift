@@ -55,7 +55,6 @@ package struct CaptureLifecycle<Session: Sendable & Equatable, Watcher: Sendable
 
     /// A running capture: its session and what it captures with.
     package struct Running: Sendable {
-        package var generation: UInt64
         package var session: Session
         package var configuration: CaptureConfiguration
     }
@@ -184,13 +183,8 @@ package struct CaptureLifecycle<Session: Sendable & Equatable, Watcher: Sendable
     /// Whether events of `generation` are the capture's: its current session, or one being opened for it.
     package func delivers(generation: UInt64) -> Bool {
         guard generation == self.generation else { return false }
-        switch phase {
-        case .starting, .running: return true
-        case .paused(let paused): return paused.attempt.map { $0.generation == generation && $0.ended == nil } ?? false
-        case .switching(let switching):
-            return switching.attempt.generation == generation && switching.attempt.ended == nil
-        case .idle, .stopping, .failed: return false
-        }
+        if case .running = phase { return true }
+        return attempt(of: generation).map { $0.ended == nil } ?? false
     }
 
     /// Whether an attempt of `generation` is still wanted (nothing superseded it).
@@ -303,7 +297,7 @@ package struct CaptureLifecycle<Session: Sendable & Equatable, Watcher: Sendable
         _ session: Session, generation: UInt64, configuration: CaptureConfiguration
     ) -> Step {
         if let attempt = attempt(of: generation), attempt.session == session, attempt.ended == nil {
-            let running = Running(generation: generation, session: session, configuration: configuration)
+            let running = Running(session: session, configuration: configuration)
             let resumed: Bool
             if case .paused = phase { resumed = true } else { resumed = false }
             phase = .running(running)
