@@ -207,28 +207,38 @@ import Testing
             case .closed, .failed: if closing || !served.connected { break loop }
             case .new, .connecting: break
             }
-            let received: (count: Int, source: SocketAddress)?
-            do {
-                received = try buffer.withUnsafeMutableBytes { bytes in
-                    try socket.receive(into: bytes, timeout: .milliseconds(50))
-                }
-            } catch {
-                served.errors.append("\(error)")
-                break
-            }
-            let now = monotonicNowNs()
-            if let received {
-                do {
-                    try endpoint.handle(datagram: Array(buffer[0..<received.count]), nowNs: now)
-                } catch {
-                    served.errors.append("\(error)")
-                }
-            } else if let due = endpoint.nextTimeoutNs, now >= due {
-                endpoint.handleTimeout(nowNs: now)
-            }
+            guard case .some = receiveOrTimeout(endpoint, on: socket, into: &buffer, &served) else { break }
         }
         served.finalState = "\(endpoint.state)"
         return served
+    }
+
+    /// One turn of the interop driver: waits up to 50 ms for a datagram on `socket` and gives it to `endpoint` (a
+    /// handling error is recorded in `served`), or fires the endpoint's timer when it is due. Returns the datagram's
+    /// sender (`.some(nil)` when none came), or `nil` when the socket failed (recorded in `served`).
+    static func receiveOrTimeout(
+        _ endpoint: DTLSEndpoint, on socket: UDPSocket, into buffer: inout [UInt8], _ served: inout Served
+    ) -> SocketAddress?? {
+        let received: (count: Int, source: SocketAddress)?
+        do {
+            received = try buffer.withUnsafeMutableBytes { bytes in
+                try socket.receive(into: bytes, timeout: .milliseconds(50))
+            }
+        } catch {
+            served.errors.append("\(error)")
+            return nil
+        }
+        let now = monotonicNowNs()
+        if let received {
+            do {
+                try endpoint.handle(datagram: Array(buffer[0..<received.count]), nowNs: now)
+            } catch {
+                served.errors.append("\(error)")
+            }
+            return .some(received.source)
+        }
+        if let due = endpoint.nextTimeoutNs, now >= due { endpoint.handleTimeout(nowNs: now) }
+        return .some(nil)
     }
 
     /// Our server endpoint on `socket` until the association closes or fails, or 20 s pass.
@@ -245,26 +255,8 @@ import Testing
         var peerAddress: SocketAddress?
         let deadline = monotonicNowNs() + 20_000_000_000
         loop: while monotonicNowNs() < deadline {
-            let received: (count: Int, source: SocketAddress)?
-            do {
-                received = try buffer.withUnsafeMutableBytes { bytes in
-                    try socket.receive(into: bytes, timeout: .milliseconds(50))
-                }
-            } catch {
-                served.errors.append("\(error)")
-                break
-            }
-            let now = monotonicNowNs()
-            if let received {
-                peerAddress = received.source
-                do {
-                    try endpoint.handle(datagram: Array(buffer[0..<received.count]), nowNs: now)
-                } catch {
-                    served.errors.append("\(error)")
-                }
-            } else if let due = endpoint.nextTimeoutNs, now >= due {
-                endpoint.handleTimeout(nowNs: now)
-            }
+            guard case .some(let source) = receiveOrTimeout(endpoint, on: socket, into: &buffer, &served) else { break }
+            if let source { peerAddress = source }
             while let datagram = endpoint.pollTransmit() {
                 if let peerAddress { datagram.withUnsafeBytes { _ = socket.send($0, to: peerAddress) } }
             }
