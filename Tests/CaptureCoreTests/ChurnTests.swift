@@ -53,25 +53,7 @@ struct ChurnTests {
     /// warm-up did would otherwise add one (dry run 11, ASan: threads 6 → 7 after 500 cycles).
     static func fillBlockingExecutor() async {
         let executor = BlockingExecutor.shared
-        let gate = ConditionLock((started: 0, open: false))
-        let all = Completion()
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<executor.maximumThreads {
-                group.addTask {
-                    await executor.run {
-                        let started = gate.withLock { gate in
-                            gate.started += 1
-                            return gate.started
-                        }
-                        if started == executor.maximumThreads { all.finish() }
-                        // blocking: holds an executor thread until every one of them exists.
-                        gate.wait(until: { $0.open }) { _ in }
-                    }
-                }
-            }
-            await all.wait()
-            gate.withLock(signalling: true) { $0.open = true }
-        }
+        _ = await occupy(executor, closures: executor.maximumThreads, openingAt: executor.maximumThreads)
     }
 
     static func unpacedCapturer(delegate: (any CameraVideoCapturerDelegate)?) -> CameraVideoCapturer {

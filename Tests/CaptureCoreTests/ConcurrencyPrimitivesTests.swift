@@ -38,31 +38,9 @@ struct BlockingExecutorTests {
     @Test("at most maximumThreads closures run at once; the rest wait their turn; callers hold no pool thread")
     func threadBound() async {
         let executor = BlockingExecutor(name: "test-bound", maximumThreads: 3)
-        // (running now, most at once, gate open)
-        let gate = ConditionLock((running: 0, most: 0, open: false))
-        let full = Completion()
-        await withTaskGroup(of: Void.self) { group in
-            // More blocked closures than the machine's cooperative threads: if the callers held pool threads, the
-            // gate below could not be opened.
-            for _ in 0..<12 {
-                group.addTask {
-                    await executor.run {
-                        let running = gate.withLock { gate in
-                            gate.running += 1
-                            gate.most = max(gate.most, gate.running)
-                            return gate.running
-                        }
-                        if running == 3 { full.finish() }
-                        // blocking: the executor's threads are for blocking work; this holds one until the gate opens.
-                        gate.wait(until: { $0.open }) { $0.running -= 1 }
-                    }
-                }
-            }
-            await full.wait()
-            gate.withLock(signalling: true) { $0.open = true }
-            await group.waitForAll()
-        }
-        #expect(gate.withLock { $0.most } == 3)
+        // More blocked closures than the machine's cooperative threads: if the callers held pool threads, the gate
+        // could not be opened.
+        #expect(await occupy(executor, closures: 12, openingAt: 3) == 3)
     }
 
     /// The current thread's name as the system lists it (Foundation's `Thread.current.name` can be its own, unapplied).
@@ -97,4 +75,32 @@ struct ThreadNameTests {
         await done.wait()
         #expect(seen.withLock { $0 } == ["capture-worker", "a-very-long-thr", "caméra-capture"])
     }
+}
+
+/// Submits `closures` closures to `executor`, each holding its thread on a gate, opens the gate once `count` of them
+/// run at the same time, and returns the most that ran at once. The caller holds no thread meanwhile.
+func occupy(_ executor: BlockingExecutor, closures: Int, openingAt count: Int) async -> Int {
+    // (running now, most at once, gate open)
+    let gate = ConditionLock((running: 0, most: 0, open: false))
+    let reached = Completion()
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<closures {
+            group.addTask {
+                await executor.run {
+                    let running = gate.withLock { gate in
+                        gate.running += 1
+                        gate.most = max(gate.most, gate.running)
+                        return gate.running
+                    }
+                    if running == count { reached.finish() }
+                    // blocking: the executor's threads are for blocking work; this holds one until the gate opens.
+                    gate.wait(until: { $0.open }) { $0.running -= 1 }
+                }
+            }
+        }
+        await reached.wait()
+        gate.withLock(signalling: true) { $0.open = true }
+        await group.waitForAll()
+    }
+    return gate.withLock { $0.most }
 }
