@@ -9,8 +9,8 @@ let package = Package(
     name: "benchmarks",
     dependencies: [
         .package(name: "swift-camera-capture", path: "../"),
-        // package-benchmark (ordo-one/benchmark): allocation counts (mallocCountTotal) through malloc-interposer, which the library's
-        // capture-bench already uses, plus wall clock and instructions. Only the MallocInterposer trait: the default
+        // package-benchmark (ordo-one/benchmark): allocation counts (mallocCountTotal) through malloc-interposer, which
+        // the library's capture-bench already uses, plus wall clock. Only the MallocInterposer trait: the default
         // RuntimeInterposer (ARC counts on Linux with Swift 6.3) would need swift-runtime-interposer, which we do not
         // use and do not build.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
