@@ -19,7 +19,7 @@ package final class EventNotifier: Sendable {
     private let writeDescriptor: Int32
 
     /// Creates the pipe (both ends non-blocking and close-on-exec).
-    package init() throws(UDPSocketError) {
+    package init() throws(SocketError) {
         var ends: [Int32] = [-1, -1]
         guard clinuxio_pipe2(&ends, O_NONBLOCK | O_CLOEXEC) == 0 else {
             throw .systemCall(name: "pipe2", errno: Errno(rawValue: errno))

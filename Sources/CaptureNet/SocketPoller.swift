@@ -20,7 +20,7 @@ package struct SocketPoller {
 
     /// Waits until a descriptor is readable (or in error) or `timeout` has passed (`nil`: no limit; zero or less:
     /// just looks). Afterwards ``isReady(_:)`` says which are.
-    package mutating func wait(timeout: Duration?) throws(UDPSocketError) {
+    package mutating func wait(timeout: Duration?) throws(SocketError) {
         for index in descriptors.indices { descriptors[index].revents = 0 }
         var spec = timespec()
         if let timeout {

@@ -22,7 +22,7 @@ internal import CLinuxIO
 /// Thread-safe: one thread may send while another receives; ``close()`` may be called from any thread and is
 /// idempotent. The descriptor is only used under the lock (`sendto`/`recvfrom` are non-blocking there), so it is
 /// never used after being closed; only `poll` runs outside it, and a close during `poll` makes the next step
-/// report `UDPSocketError/closed`.
+/// report `SocketError/closed`.
 package final class UDPSocket: Sendable {
     private struct State {
         var descriptor: Int32
@@ -41,7 +41,7 @@ package final class UDPSocket: Sendable {
     package static let requestedBufferSize: Int32 = 4 << 20
 
     /// Opens a socket bound to `address` (port 0: an ephemeral port, see ``localAddress``).
-    package init(bindingTo address: SocketAddress) throws(UDPSocketError) {
+    package init(bindingTo address: SocketAddress) throws(SocketError) {
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
         let descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .systemCall(name: "socket", errno: Errno(rawValue: errno)) }
@@ -90,10 +90,10 @@ package final class UDPSocket: Sendable {
 
     /// Connects the socket to `peer`: ``send(_:to:)`` without an address goes there, and only its datagrams are
     /// received. Also makes the kernel report `ECONNREFUSED` for a closed peer port.
-    package func connect(to peer: SocketAddress) throws(UDPSocketError) {
+    package func connect(to peer: SocketAddress) throws(SocketError) {
         var storage = sockaddr_storage()
         let length = peer.write(to: &storage)
-        let result: Result<Void, UDPSocketError> = state.withLock { state in
+        let result: Result<Void, SocketError> = state.withLock { state in
             guard state.descriptor >= 0 else { return .failure(.closed) }
             let status = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(state.descriptor, $0, length) }
@@ -148,7 +148,7 @@ package final class UDPSocket: Sendable {
     /// `buffer.count`; longer datagrams are truncated and counted) and its source, or `nil` on timeout.
     package func receive(
         into buffer: UnsafeMutableRawBufferPointer, timeout: Duration
-    ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
+    ) throws(SocketError) -> (count: Int, source: SocketAddress)? {
         let (seconds, attoseconds) = timeout.components
         // Clamped to poll's range without overflowing, whatever the caller passes.
         let clampedSeconds = max(0, min(seconds, Int64(Int32.max) / 1000))
@@ -171,15 +171,15 @@ package final class UDPSocket: Sendable {
     /// socket is readable, until it returns `nil`): its length and source, as ``receive(into:timeout:)``.
     package func receiveIfReady(
         into buffer: UnsafeMutableRawBufferPointer
-    ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
+    ) throws(SocketError) -> (count: Int, source: SocketAddress)? {
         try receiveNow(into: buffer)
     }
 
     /// One non-blocking `recvfrom` under the lock; `nil` when nothing was pending.
     private func receiveNow(
         into buffer: UnsafeMutableRawBufferPointer
-    ) throws(UDPSocketError) -> (count: Int, source: SocketAddress)? {
-        let result: Result<(count: Int, source: SocketAddress)?, UDPSocketError> = state.withLock { state in
+    ) throws(SocketError) -> (count: Int, source: SocketAddress)? {
+        let result: Result<(count: Int, source: SocketAddress)?, SocketError> = state.withLock { state in
             guard state.descriptor >= 0 else { return .failure(.closed) }
             var source = sockaddr_storage()
             var sourceLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -223,7 +223,7 @@ package final class UDPSocket: Sendable {
         }
     }
 
-    /// Closes the socket. Idempotent; later sends return `false` and receives throw `UDPSocketError/closed`.
+    /// Closes the socket. Idempotent; later sends return `false` and receives throw `SocketError/closed`.
     package func close() {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+internal import CaptureCore
 public import CaptureNet
 import Logging
 import NIOCore
@@ -14,6 +20,10 @@ import NIOPosix
 /// requests in flight: the ``WHEPSessionHandler`` should return promptly when cancelled), and shuts down the event
 /// loop group the server made: no thread or descriptor is left behind. A server starts once; call ``stop()`` before
 /// dropping it.
+///
+/// The listening socket is opened close-on-exec (`ListeningSocket`), so a child process the app starts does not keep
+/// the port bound. Accepted connections are NIO's own (`accept4` without `SOCK_CLOEXEC`): a child started while one
+/// is open holds it until the child exits, at most the connection's life.
 public actor PreviewServer {
     private enum State {
         case idle
@@ -26,8 +36,13 @@ public actor PreviewServer {
     public enum StartError: Error, Sendable, Hashable {
         /// The server was already started (or stopped: a server runs once).
         case alreadyStarted
-        /// The listening socket has no local IP address and port.
-        case noLocalAddress
+        /// The bind address is neither a numeric IPv4/IPv6 address nor a name that resolves, or the port is not in
+        /// 0...65535.
+        case invalidAddress(String)
+        /// Another socket is bound to the address (`EADDRINUSE`).
+        case portInUse(String)
+        /// Opening, binding or listening failed: the system call and its `errno`.
+        case systemCall(name: String, errno: Int32)
     }
 
     /// The router answering requests.
@@ -62,15 +77,21 @@ public actor PreviewServer {
     public func start(bind host: String = "127.0.0.1", port: Int = 8090) async throws -> CaptureNet.SocketAddress {
         guard case .idle = state else { throw StartError.alreadyStarted }
         state = .starting
+        let opened: (descriptor: Int32, address: CaptureNet.SocketAddress)
+        do {
+            opened = try await Self.openListeningSocket(host: host, port: port)
+        } catch {
+            state = .idle
+            throw error
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let idleTimeout = self.idleTimeout
         let listener: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
         do {
+            // The socket is ours (close-on-exec, see ListeningSocket); NIO adopts it and closes it with the channel.
             listener = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 64)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .bind(host: host, port: port) { channel in
+                .bind(opened.descriptor) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers(
                             IdleStateHandler(readTimeout: idleTimeout), IdleConnectionCloser())
@@ -81,15 +102,12 @@ public actor PreviewServer {
                 }
         } catch {
             state = .idle
+            // Not closed here: NIO owns the descriptor from the adoption on and closes it with a channel that fails to
+            // register; closing it again could close a descriptor another thread has just been given.
             try? await group.shutdownGracefully()
             throw error
         }
-        guard let bound = listener.channel.localAddress, let address = Self.socketAddress(bound) else {
-            state = .idle
-            try? await listener.channel.close()
-            try? await group.shutdownGracefully()
-            throw StartError.noLocalAddress
-        }
+        let address = opened.address
         let router = self.router
         let logger = self.logger
         let serving = Task { await Self.serve(listener, router: router, logger: logger) }
@@ -99,6 +117,30 @@ public actor PreviewServer {
             logger.error("preview page unavailable: / answers 500", metadata: ["error": "\(error)"])
         }
         return address
+    }
+
+    /// Opens the listening socket (backlog 64) on `host`: a numeric address or `localhost` at once, any other name
+    /// resolved on the blocking executor (`getaddrinfo` may wait on the network), its first address taken.
+    private static func openListeningSocket(
+        host: String, port: Int
+    ) async throws(StartError) -> (descriptor: Int32, address: CaptureNet.SocketAddress) {
+        guard let portNumber = UInt16(exactly: port) else { throw .invalidAddress("\(host):\(port)") }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let address: CaptureNet.SocketAddress
+        if let numeric = try? CaptureNet.SocketAddress(host: bare, port: portNumber) {
+            address = numeric
+        } else {
+            let resolved = await BlockingExecutor.shared.run { HostResolver.resolve(host: bare, port: portNumber) }
+            guard let first = resolved.first else { throw .invalidAddress(host) }
+            address = first
+        }
+        do {
+            return try ListeningSocket.open(bindingTo: address, backlog: 64)
+        } catch {
+            if case .portInUse(let taken) = error { throw .portInUse("\(taken)") }
+            let call = error.systemCall ?? (name: "socket", errno: EBADF)
+            throw .systemCall(name: call.name, errno: call.errno)
+        }
     }
 
     /// Stops serving: closes the listening socket and every connection, waits for requests in flight, and shuts down
@@ -195,13 +237,6 @@ public actor PreviewServer {
     private static func describe(_ address: NIOCore.SocketAddress) -> String {
         guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
         return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-    }
-
-    /// NIO's address of the listening socket as ours (`"\(ip):\(port)"`, `"[\(ip)]:\(port)"` when printed); `nil`
-    /// unless it is an IP address with a port.
-    private static func socketAddress(_ address: NIOCore.SocketAddress) -> CaptureNet.SocketAddress? {
-        guard let ip = address.ipAddress, let port = address.port, let port = UInt16(exactly: port) else { return nil }
-        return try? CaptureNet.SocketAddress(host: ip, port: port)
     }
 }
 

@@ -70,7 +70,7 @@ struct UDPSocketTests {
     func portInUse() throws {
         let first = try UDPSocket(bindingTo: .loopbackIPv4(port: 0))
         defer { first.close() }
-        #expect(throws: UDPSocketError.portInUse(first.localAddress)) {
+        #expect(throws: SocketError.portInUse(first.localAddress)) {
             try UDPSocket(bindingTo: first.localAddress)
         }
     }
@@ -132,7 +132,7 @@ struct UDPSocketTests {
         let sent = [UInt8(1)].withUnsafeBytes { socket.send($0, to: .loopbackIPv4(port: 9)) }
         #expect(!sent)
         var buffer = [UInt8](repeating: 0, count: 16)
-        #expect(throws: UDPSocketError.closed) {
+        #expect(throws: SocketError.closed) {
             try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, timeout: .milliseconds(10)) }
         }
     }

@@ -7,9 +7,9 @@ extension UDPSocket {
     /// times, before the last error is thrown. A fixed port is tried once (`portInUse` naming whichever was taken).
     static func bindRTPPair(
         at local: SocketAddress, rtcpMux: Bool
-    ) throws(UDPSocketError) -> (rtp: UDPSocket, rtcp: UDPSocket) {
+    ) throws(SocketError) -> (rtp: UDPSocket, rtcp: UDPSocket) {
         let attempts = local.port == 0 ? 16 : 1
-        var lastError = UDPSocketError.closed
+        var lastError = SocketError.closed
         for _ in 0..<attempts {
             let rtp = try UDPSocket(bindingTo: local)
             if rtcpMux { return (rtp, rtp) }
@@ -19,7 +19,7 @@ extension UDPSocket {
                 lastError = .portInUse(local.withPort(port))
                 continue
             }
-            do throws(UDPSocketError) {
+            do throws(SocketError) {
                 return (rtp, try UDPSocket(bindingTo: local.withPort(port + 1)))
             } catch {
                 rtp.close()

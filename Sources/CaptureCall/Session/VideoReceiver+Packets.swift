@@ -24,7 +24,7 @@ extension VideoReceiver {
         defer { buffer.deallocate() }
         while let receiver = weak.receiver, receiver.running.withLock({ $0 }) {
             let received: (count: Int, source: SocketAddress)?
-            do throws(UDPSocketError) {
+            do throws(SocketError) {
                 received = try socket.receive(into: buffer, timeout: .milliseconds(50))
             } catch {
                 break  // Closed.

@@ -71,7 +71,7 @@ public final class VideoReceiver: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.onFrame = onFrame
-        do throws(UDPSocketError) {
+        do throws(SocketError) {
             (rtpSocket, rtcpSocket) = try UDPSocket.bindRTPPair(at: configuration.local, rtcpMux: configuration.rtcpMux)
         } catch {
             switch error {

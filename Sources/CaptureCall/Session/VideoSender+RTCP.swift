@@ -22,7 +22,7 @@ extension VideoSender {
         while let sender = weakSender.sender, sender.running.withLock({ $0 }) {
             if let socket {
                 let received: (count: Int, source: SocketAddress)?
-                do throws(UDPSocketError) {
+                do throws(SocketError) {
                     received = try socket.receive(into: buffer, timeout: .milliseconds(50))
                 } catch {
                     break  // Closed: the sender finished.

@@ -172,7 +172,7 @@ public final class VideoSender: EncodedFrameSink {
         remote: SocketAddress, rtcpMux: Bool
     ) throws(VideoSessionError) -> (rtp: UDPSocket, rtcp: UDPSocket, local: SocketAddress) {
         let any = remote.family == .ipv6 ? SocketAddress.anyIPv6(port: 0) : SocketAddress.anyIPv4(port: 0)
-        do throws(UDPSocketError) {
+        do throws(SocketError) {
             let (rtp, rtcp) = try UDPSocket.bindRTPPair(at: any, rtcpMux: rtcpMux)
             return (rtp, rtcp, rtp.localAddress)
         } catch .portInUse {

@@ -163,7 +163,7 @@ enum ConnectionDriver {
             if case .closed = connection.state { break }
             var deadline = connection.nextTimeout
             if let publishAt = loop.pendingPublishDeadline { deadline = min(deadline ?? publishAt, publishAt) }
-            do throws(UDPSocketError) {
+            do throws(SocketError) {
                 try poller.wait(timeout: deadline.map { now.duration(to: $0) })
             } catch {
                 logger.error("the connection driver cannot wait", metadata: ["error": "\(error)"])
@@ -177,7 +177,7 @@ enum ConnectionDriver {
             for (index, socket) in sockets.enumerated() where poller.isReady(index) {
                 for _ in 0..<receiveBatch {
                     let received: (count: Int, source: SocketAddress)?
-                    do throws(UDPSocketError) {
+                    do throws(SocketError) {
                         received = try socket.receiveIfReady(into: buffer)
                     } catch {
                         logger.warning("receive failed", metadata: ["error": "\(error)"])

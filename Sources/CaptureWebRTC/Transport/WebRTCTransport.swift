@@ -102,7 +102,7 @@ public final class WebRTCTransport: EncodedFrameSink {
             let ofFamily = addresses.filter { $0.family == family }
             guard !ofFamily.isEmpty else { continue }
             let socket: UDPSocket
-            do throws(UDPSocketError) {
+            do throws(SocketError) {
                 socket = try UDPSocket(
                     bindingTo: family == .ipv4 ? SocketAddress.anyIPv4(port: 0) : SocketAddress.anyIPv6(port: 0))
             } catch {

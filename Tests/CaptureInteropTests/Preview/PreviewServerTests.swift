@@ -164,6 +164,50 @@ struct PreviewServerTests {
         await second.stop()
     }
 
+    @Test("a child process started while serving does not keep the port after stop (close-on-exec)")
+    func childProcessDoesNotInheritTheListeningSocket() async {
+        // In a process of its own: the child started here inherits every descriptor without close-on-exec, other
+        // tests' sockets included, which would hold their ports while it lives.
+        await #expect(processExitsWith: .success) { try await Self.childDoesNotInheritInThisProcess() }
+    }
+
+    static func childDoesNotInheritInThisProcess() async throws {
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
+        let address = try await server.start(bind: "127.0.0.1", port: 0)
+        // A child that inherits every descriptor without FD_CLOEXEC, as fork/exec or a bare posix_spawn gives it (no
+        // file actions; Foundation's Process, by contrast, closes the descriptors from 3 up in its children).
+        let argv: [String] = ["/bin/sleep", "30"]
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var child: pid_t = 0
+        try #require(posix_spawn(&child, "/bin/sleep", nil, nil, arguments, environ) == 0)
+        defer { SpawnedProcess.killAndWait(child) }
+        await server.stop()
+        // Bound again while the child lives: EADDRINUSE if the child had inherited the listening socket.
+        let again = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
+        let rebound = try await again.start(bind: "127.0.0.1", port: Int(address.port))
+        #expect(rebound.port == address.port)
+        await again.stop()
+    }
+
+    @Test func bindAddressesThatAreNotUsable() async throws {
+        let server = PreviewServer(handler: FakeWHEPHandler(), logger: previewTestLogger)
+        await #expect(throws: PreviewServer.StartError.invalidAddress("127.0.0.1:70000")) {
+            try await server.start(bind: "127.0.0.1", port: 70_000)
+        }
+        await #expect(throws: PreviewServer.StartError.invalidAddress("no-such-host.invalid")) {
+            try await server.start(bind: "no-such-host.invalid", port: 0)
+        }
+        // An address this machine does not have.
+        await #expect(throws: PreviewServer.StartError.systemCall(name: "bind", errno: EADDRNOTAVAIL)) {
+            try await server.start(bind: "192.0.2.1", port: 0)
+        }
+        // After failures the server can still start, on a name that resolves.
+        let address = try await server.start(bind: "localhost", port: 0)
+        #expect(address.host == "127.0.0.1")
+        await server.stop()
+    }
+
     /// The first port of the kernel's ephemeral range (32768 when it cannot be read).
     static let ephemeralPortsStart: Int = {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
