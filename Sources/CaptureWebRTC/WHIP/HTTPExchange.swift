@@ -259,7 +259,10 @@ private final class HTTPResponseCollector: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if requested { fail(HTTPExchange.Failure.transport("the server closed the connection without a response")) }
+        if requested {
+            let what = head == nil ? "without a response" : "before the response was complete"
+            fail(HTTPExchange.Failure.transport("the server closed the connection \(what)"))
+        }
         context.fireChannelInactive()
     }
 
