@@ -26,19 +26,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Latency as a distribution (p50…p99.9, max) recorded without allocating per sample.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
-        // HTTP for the preview server's page and WHEP endpoint (NIOHTTP1; CapturePreview only): the event-loop HTTP/1
-        // codec the rest of the server-side Swift ecosystem is built on, without a web framework's build time (CI builds
-        // the package three times: plain, ASan, TSan).
+        // HTTP/1.1 on an event loop (NIOCore, NIOPosix, NIOHTTP1): the preview server's page and WHEP endpoint
+        // (CapturePreview), and the WHIP client's requests (CaptureWebRTC: our own small client on NIOHTTP1's codec,
+        // its TLS a handler of ours on the system's OpenSSL, CSSL). The codec the rest of the server-side Swift
+        // ecosystem is built on, without a web framework's or an HTTP client library's build time: CI builds the
+        // package three times (plain, ASan, TSan). AsyncHTTPClient, the WHIP client's HTTP until then, built
+        // swift-nio-ssl (BoringSSL from source, some 430 C files), swift-nio-http2, swift-nio-extras, swift-algorithms,
+        // swift-configuration, swift-distributed-tracing and swift-service-context for one file: a clean debug build
+        // with tests took 1,929 steps and 713 s of CPU with it (16 packages resolved); with our own client it takes
+        // 1,214 steps and 441 s (10 packages; on a shared 2-core machine), in each of CI's three builds.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // The WHIP client's HTTP (CaptureWebRTC only) instead of URLSession: FoundationNetworking's libcurl path left
-        // leaks for LeakSanitizer to suppress and gave no bound on a response body or on a body that dribbles;
-        // AsyncHTTPClient runs on the same NIO stack as the preview's server, with redirects, timeouts and body limits
-        // under our control. (The WHIP suites' hang in parallel sanitized runs, once blamed on URLSession, recurred
-        // with it: not the HTTP stack's, see Scripts/test.) Its cost is build time: it builds swift-nio-ssl (BoringSSL from source, some 430 C files),
-        // swift-nio-http2, swift-nio-extras, swift-algorithms, swift-configuration, swift-distributed-tracing and
-        // swift-service-context (16 packages resolved). A clean debug build with tests went from 1,163 steps and 457 s
-        // of CPU to 1,929 steps and 713 s (+56 %, on a shared 2-core machine), in each of CI's three builds.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Benchmarks only: counts heap allocations (capture-bench, loaded with LD_PRELOAD by Scripts/bench).
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
@@ -52,7 +49,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         // OpenSSL: DTLS 1.2 with use_srtp, ECDSA certificates, HMAC-SHA1 for STUN's MESSAGE-INTEGRITY; AES-128
-        // (CTR, GCM) and SHA-1 for the SRTP sender's transform.
+        // (CTR, GCM) and SHA-1 for the SRTP sender's transform; TLS 1.2/1.3 with certificate verification for the
+        // WHIP client's `https:`.
         .systemLibrary(name: "CSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Linux calls declared only under _GNU_SOURCE: ppoll and pipe2 for the connection driver's wait and wake-up,
         // pthread_setname_np for the blocking executor's thread names.
@@ -141,16 +139,18 @@ let package = Package(
         .target(name: "CaptureDTLS", dependencies: ["CaptureRTP", "CSSL"]),
         // WebRTC: one UDP 5-tuple demultiplexed by RFC 7983 that drives CaptureICE's agent and CaptureDTLS's endpoint,
         // SDP offers and answers, WHIP publishing; built on the call layer's pipeline, RTP and SRTP. The WHIP client's
-        // HTTP is AsyncHTTPClient (NIOCore and NIOHTTP1 for its request and response types), imported `internal`: no
-        // NIO or AHC type in this module's API. The media path does not touch NIO (CaptureNet's sockets).
+        // HTTP is our own HTTP/1.1 client on NIO (NIOPosix's ClientBootstrap, NIOHTTP1's codec) with a TLS handler on
+        // OpenSSL's memory BIOs (CSSL), imported `internal`: no NIO or OpenSSL type in this module's API. The media
+        // path does not touch NIO (CaptureNet's sockets).
         .target(
             name: "CaptureWebRTC",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
+                "CSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

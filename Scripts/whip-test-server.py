@@ -18,6 +18,11 @@ Prints the bound port on the first line of stdout, then serves until killed. The
   POST /whip/huge           201 with a Location and a 2 MiB body.
   POST /whip/huge-error     500 whose 2 MiB body starts with one line of text.
   POST /whip/moved          302 to /whip/ok (which WHIP must not follow).
+  POST /whip/chunked        201 like /whip/ok's, the answer in chunks (Transfer-Encoding: chunked).
+  POST /whip/until-close    201 without Content-Length: the answer, then the connection closes (the body's end).
+  POST /whip/not-http       bytes that are not HTTP, then the connection closes.
+  POST /whip/huge-header    201 whose head has a 1 MiB header field.
+  POST /whip/cut            201 with the answer's Content-Length, half the answer, then the connection closes.
   POST /whip/turn-link?port=P[&patch=405]
                             201 like /whip/ok, with one Link: <turn:127.0.0.1:P?transport=udp>; rel="ice-server";
                             username="u"; credential="p" (a local coturn's); with patch=405 the resource's PATCHes are
@@ -28,7 +33,9 @@ Prints the bound port on the first line of stdout, then serves until killed. The
   DELETE /whip/resource/*   200.
   GET /log                  the requests so far (method, path, headers, body) as JSON; not itself logged.
 
-Every other request gets 404 (and is logged). With --tls, HTTPS only, with that certificate and key (PEM).
+Every other request gets 404 (and is logged). With --tls, HTTPS only, with that certificate and key (PEM); with
+--require-client-certificate as well, every handshake fails (no client certificate is trusted): the server sends an
+alert.
 """
 
 import argparse
@@ -162,6 +169,36 @@ def make_handler(answer, slow):
                 self.reply_huge(500, [("Content-Type", "text/plain")], first=b"Internal error: too much\n")
             elif path == "/whip/moved":
                 self.reply(302, b"", [("Location", "/whip/ok")])
+            elif path == "/whip/chunked":
+                self.send_response(201)
+                self.send_header("Content-Type", "application/sdp")
+                self.send_header("Location", "/whip/resource/chunked-%d" % n)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                pieces = [answer[i:i + 100] for i in range(0, len(answer), 100)]
+                self.write_slowly([b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces] + [b"0\r\n\r\n"])
+            elif path == "/whip/until-close":
+                self.send_response(201)
+                self.send_header("Content-Type", "application/sdp")
+                self.send_header("Location", "/whip/resource/until-close-%d" % n)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.write_slowly([answer])
+                self.close_connection = True
+            elif path == "/whip/not-http":
+                self.write_slowly([b"\x00\x01\xffnot HTTP at all\r\n\r\n" * 8])
+                self.close_connection = True
+            elif path == "/whip/huge-header":
+                head = b"HTTP/1.1 201 Created\r\nX-Padding: " + b"x" * (1 << 20) + b"\r\nContent-Length: 0\r\n\r\n"
+                self.write_slowly(head[i:i + 65536] for i in range(0, len(head), 65536))
+                self.close_connection = True
+            elif path == "/whip/cut":
+                self.send_response(201)
+                self.send_header("Location", "/whip/resource/cut-%d" % n)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.write_slowly([answer[:len(answer) // 2]])
+                self.close_connection = True
             elif path == "/whip/slow":
                 time.sleep(slow)
                 self.reply(201, answer, [("Location", "/whip/resource/slow-%d" % n)])
@@ -202,6 +239,8 @@ def main():
     parser.add_argument("--slow", type=float, default=5.0, help="seconds /whip/slow waits")
     parser.add_argument("--ready", help="write '<port> <pid>' to this file once listening")
     parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this certificate and key")
+    parser.add_argument("--require-client-certificate", action="store_true",
+                        help="with --tls: require a client certificate (none is trusted: every handshake fails)")
     arguments = parser.parse_args()
     with open(arguments.answer, "rb") as file:
         answer = file.read()
@@ -210,6 +249,8 @@ def main():
     if arguments.tls:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(arguments.tls[0], arguments.tls[1])
+        if arguments.require_client_certificate:
+            context.verify_mode = ssl.CERT_REQUIRED
         # The handshake happens in the handler's thread (a failed one must not stop the accepting loop).
         server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     print(server.server_address[1], flush=True)

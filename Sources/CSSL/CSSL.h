@@ -16,12 +16,15 @@
 #include <openssl/srtp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 #include <sys/time.h>
 
 // MARK: Macro constants
 
 static const uint64_t cssl_SSL_OP_NO_QUERY_MTU = SSL_OP_NO_QUERY_MTU;
 static const int cssl_DTLS1_2_VERSION = DTLS1_2_VERSION;
+static const int cssl_TLS1_2_VERSION = TLS1_2_VERSION;
 static const int cssl_SSL_VERIFY_PEER = SSL_VERIFY_PEER;
 static const int cssl_SSL_VERIFY_FAIL_IF_NO_PEER_CERT = SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
 static const int cssl_SSL_ERROR_WANT_READ = SSL_ERROR_WANT_READ;
@@ -32,6 +35,8 @@ static const int cssl_SSL_ERROR_SSL = SSL_ERROR_SSL;
 static const int cssl_BIO_TYPE_SOURCE_SINK = BIO_TYPE_SOURCE_SINK;
 static const int cssl_BIO_CTRL_FLUSH = BIO_CTRL_FLUSH;
 static const int cssl_MBSTRING_ASC = MBSTRING_ASC;
+static const unsigned int cssl_X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS = X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS;
+static const unsigned int cssl_X509_CHECK_FLAG_NEVER_CHECK_SUBJECT = X509_CHECK_FLAG_NEVER_CHECK_SUBJECT;
 static const unsigned long cssl_SRTP_AES128_CM_SHA1_80 = SRTP_AES128_CM_SHA1_80;
 static const unsigned long cssl_SRTP_AEAD_AES_128_GCM = SRTP_AEAD_AES_128_GCM;
 
@@ -57,6 +62,11 @@ static inline long cssl_SSL_CTX_set_max_proto_version(SSL_CTX *context, int vers
 
 static inline long cssl_SSL_CTX_set1_groups_list(SSL_CTX *context, const char *groups) {
     return SSL_CTX_set1_groups_list(context, groups);
+}
+
+// The server name sent in the ClientHello's server_name extension (SNI).
+static inline long cssl_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
 }
 
 static inline EVP_PKEY *cssl_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }

@@ -1,13 +1,13 @@
 internal import CSSL
 
 /// The calling thread's OpenSSL error queue (OpenSSL keeps one per thread).
-enum OpenSSLErrorQueue {
+package enum OpenSSLErrorQueue {
     /// Empties the queue, so that the next failure reports only its own errors.
-    static func clear() { ERR_clear_error() }
+    package static func clear() { ERR_clear_error() }
 
     /// Takes every queued error off the queue and renders them with `ERR_error_string_n`, oldest first, joined by
     /// "; " ("no error queued" when empty).
-    static func drain() -> String {
+    package static func drain() -> String {
         var messages: [String] = []
         var buffer = [CChar](repeating: 0, count: 256)
         while true {

@@ -37,14 +37,17 @@ package final class WHIPTestServer: Sendable {
         self.run = run
     }
 
-    /// The PEM files of a certificate and its key, for HTTPS.
+    /// The PEM files of a certificate and its key, for HTTPS; with `requireClientCertificate`, a server that
+    /// requires a client certificate and trusts none (every handshake ends with its alert).
     package struct TLSFiles: Sendable {
         package var certificate: String
         package var key: String
+        package var requireClientCertificate: Bool
 
-        package init(certificate: String, key: String) {
+        package init(certificate: String, key: String, requireClientCertificate: Bool = false) {
             self.certificate = certificate
             self.key = key
+            self.requireClientCertificate = requireClientCertificate
         }
     }
 
@@ -57,7 +60,11 @@ package final class WHIPTestServer: Sendable {
                 Fixtures.packageRoot.appendingPathComponent("Scripts/whip-test-server.py").path,
                 "--answer", Fixtures.url("webrtc/janus-videoroom-answer.sdp").path, "--port", "0",
                 "--slow", String(slowSeconds), "--ready", ready.path,
-            ] + (tls.map { ["--tls", $0.certificate, $0.key] } ?? [])
+            ]
+            + (tls.map {
+                ["--tls", $0.certificate, $0.key]
+                    + ($0.requireClientCertificate ? ["--require-client-certificate"] : [])
+            } ?? [])
         let run = Task { try await ExternalProcess.run(python3 ?? "/usr/bin/python3", arguments) }
         // A hang guard, not a timing: the file is read once more after the deadline, since a task of a saturated
         // parallel sanitized run can wake past it (a TSan CI run reported no ready file at 20 s, stderr empty).
@@ -91,8 +98,9 @@ package final class WHIPTestServer: Sendable {
         await server.stop()
     }
 
-    package func url(_ path: String) -> URL {
-        URL(string: "\(scheme)://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
+    /// `path` on the server, named by `host` (the server listens on 127.0.0.1, which `localhost` also names).
+    package func url(_ path: String, host: String = "127.0.0.1") -> URL {
+        URL(string: "\(scheme)://\(host):\(port)\(path)") ?? URL(fileURLWithPath: "/")
     }
 
     /// The requests the server has received so far, read with curl in a process of its own (so that the client under

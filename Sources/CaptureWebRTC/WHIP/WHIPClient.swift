@@ -1,7 +1,5 @@
-internal import AsyncHTTPClient
 internal import CaptureCore
 import Foundation
-internal import NIOCore
 internal import NIOHTTP1
 
 /// A WHIP client (RFC 9725): publishes an SDP offer to an endpoint, trickles candidates to the session and deletes it.
@@ -24,12 +22,15 @@ internal import NIOHTTP1
 /// Every request carries `Authorization: Bearer <token>` when a token is set.
 ///
 /// ## Limits, HTTP stack and threading
-/// Every request must be answered, body included, within ``timeout``; a response body over
-/// ``maximumResponseBytes`` is refused rather than buffered. The HTTP is AsyncHTTPClient on SwiftNIO (HTTP/1.1, or
-/// HTTP/2 when a TLS server offers it; `https:` verified against the system's trust roots) on NIO's shared event
-/// loop threads: no thread of its own, none of its types in this API. Each client has its own connection pool, closed
-/// when the client is released. All methods may be called concurrently from any task; none blocks a thread while it
-/// waits.
+/// Every request must be answered, body included, within ``timeout`` (from the connection attempt on); a refused
+/// connection fails at once, with no retry; a response body over ``maximumResponseBytes`` is refused rather than
+/// buffered. The HTTP is the package's own HTTP/1.1 client on
+/// SwiftNIO (NIOHTTP1's codec, a connection per request, closed after its response); `https:` is TLS 1.2 or 1.3 on
+/// the system's OpenSSL, the server's certificate verified against ``trustRoots`` and the endpoint's host (a
+/// certificate that fails is ``WHIPError/transport(method:url:reason:)`` whose reason contains
+/// `CERTIFICATE_VERIFY_FAILED` and OpenSSL's verify error). It runs on NIO's shared event loop threads: no thread of its own, none of NIO's or
+/// OpenSSL's types in this API, nothing left open between requests. All methods may be called concurrently from any
+/// task; none blocks a thread while it waits.
 public final class WHIPClient: Sendable {
     /// The WHIP endpoint URL the offer is POSTed to.
     public let endpoint: URL
@@ -44,40 +45,26 @@ public final class WHIPClient: Sendable {
     /// ``WHIPError/responseTooLarge(method:limit:)``; an error status keeps the body's start (for its first line).
     public static let maximumResponseBytes = 1 << 20
 
-    private let http: HTTPClient
+    /// The certificate authorities trusted for an `https:` endpoint (the system's by default).
+    public let trustRoots: WHIPTrustRoots
 
-    /// Creates a client for `endpoint`. Nothing is sent before the first request.
-    public init(endpoint: URL, bearerToken: String? = nil, timeout: Duration = .seconds(10), maximumRedirects: Int = 10)
-    {
+    /// Creates a client for `endpoint`, trusting `trustRoots` for `https:`. Nothing is sent before the first request.
+    public init(
+        endpoint: URL, bearerToken: String? = nil, timeout: Duration = .seconds(10), maximumRedirects: Int = 10,
+        trustRoots: WHIPTrustRoots = .system
+    ) {
         self.endpoint = endpoint
         self.bearerToken = bearerToken
         self.timeout = timeout
         self.maximumRedirects = maximumRedirects
-        var configuration = HTTPClient.Configuration(
-            // WHIP re-POSTs the offer to a 307/308's target itself, with its own limit, and follows nothing else.
-            redirectConfiguration: .disallow,
-            // One connection attempt within the request's own time limit (AHC's default, 10 s, could cut it short).
-            timeout: HTTPClient.Configuration.Timeout(connect: TimeAmount(timeout)),
-            decompression: .disabled)
-        // A refused connection fails the request at once, as a transport error, instead of being retried with
-        // backoff until the time limit (which would report a refusal as a timeout).
-        configuration.connectionPool.retryConnectionEstablishment = false
-        // A kept-alive connection serves the PATCHes that follow the POST; it is not kept long past them.
-        configuration.connectionPool.idleTimeout = .seconds(30)
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }
-
-    deinit {
-        // Closes the pool's connections without waiting: the callback form neither blocks this thread (a deinit may
-        // run on the cooperative pool or on an event loop) nor needs a task. AHC keeps the client alive until done.
-        http.shutdown(queue: .global()) { _ in }
+        self.trustRoots = trustRoots
     }
 
     /// POSTs `offer` and returns the session the endpoint created.
     public func publish(offer: String) async throws(WHIPError) -> WHIPSession {
         var url = endpoint
         var redirects = 0
-        var response: Response
+        var response: HTTPExchange.Response
         while true {
             response = try await send(
                 .POST, url, body: Array(offer.utf8),
@@ -142,27 +129,7 @@ public final class WHIPClient: Sendable {
 
     // MARK: - HTTP
 
-    /// A received response: status, headers (names as the server sent them, one entry per field line), body.
-    private struct Response: Sendable {
-        var status: Int
-        var fields: [(String, String)]
-        var body: [UInt8]
-
-        func headers(_ name: String) -> [String] {
-            fields.filter { $0.0.caseInsensitiveCompare(name) == .orderedSame }.map(\.1)
-        }
-
-        func header(_ name: String) -> String? { headers(name).first }
-
-        /// The body's first line, trimmed, at most 200 characters.
-        var firstLine: String {
-            let text = String(decoding: body.prefix(4096), as: UTF8.self)
-            let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).first ?? ""
-            return String(line.trimmingCharacters(in: .whitespaces).prefix(200))
-        }
-    }
-
-    private static func check(_ response: Response, method: String) throws(WHIPError) {
+    private static func check(_ response: HTTPExchange.Response, method: String) throws(WHIPError) {
         switch response.status {
         case 200...299: return
         case 400...599: throw .httpStatus(method: method, status: response.status, firstLine: response.firstLine)
@@ -170,72 +137,27 @@ public final class WHIPClient: Sendable {
         }
     }
 
-    /// Sends one request and reads its whole response within ``timeout``.
-    ///
-    /// AHC's deadline covers the request until the response's head; the body is read after that, so the whole
-    /// exchange races a timer in a task group: whichever ends first cancels the other (AHC ends a cancelled request
-    /// and its body stream at once, closing the connection).
+    /// Sends one request (with the bearer token) and reads its whole response within ``timeout``. No redirect is
+    /// followed here.
     private func send(
         _ method: HTTPMethod, _ url: URL, body: [UInt8]?, headers: [(String, String)]
-    ) async throws(WHIPError) -> Response {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
-            throw .invalidURL(url.absoluteString)
-        }
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = method
-        request.headers.add(contentsOf: headers)
-        if let bearerToken { request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)") }
-        if let body { request.body = .bytes(body) }
-        let exchanged = request
-        let http = http
-        let timeout = timeout
-        let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let seconds = timeout.inSeconds
+    ) async throws(WHIPError) -> HTTPExchange.Response {
+        var fields = headers
+        if let bearerToken { fields.append(("Authorization", "Bearer \(bearerToken)")) }
+        let request = HTTPExchange.Request(method: method, url: url, headers: fields, body: body)
         do {
-            return try await withThrowingTaskGroup(of: Response?.self) { group in
-                group.addTask { try await Self.exchange(exchanged, on: http, deadline: deadline) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let response = first else {
-                    throw WHIPError.timedOut(method: method.rawValue, url: url.absoluteString, seconds: seconds)
-                }
-                return response
-            }
-        } catch let error as WHIPError {
-            throw error
-        } catch let error as HTTPClientError
-            where error == .deadlineExceeded || error == .connectTimeout || error == .readTimeout
-            || error == .tlsHandshakeTimeout
-        {
-            throw .timedOut(method: method.rawValue, url: url.absoluteString, seconds: seconds)
+            return try await HTTPExchange.perform(
+                request, trustRoots: trustRoots, timeout: timeout, maximumBodyBytes: Self.maximumResponseBytes)
         } catch {
-            throw .transport(method: method.rawValue, url: url.absoluteString, reason: "\(error)")
-        }
-    }
-
-    /// Executes `request` and collects its response, the body up to ``maximumResponseBytes``.
-    private static func exchange(
-        _ request: HTTPClientRequest, on http: HTTPClient, deadline: NIODeadline
-    ) async throws -> Response {
-        let response = try await http.execute(request, deadline: deadline)
-        let status = Int(response.status.code)
-        let fields = response.headers.map { ($0.name, $0.value) }
-        var body: [UInt8] = []
-        for try await chunk in response.body {
-            guard body.count + chunk.readableBytes <= maximumResponseBytes else {
-                // An error's first line is all that is read from its body; anything else this long is refused.
-                guard (400...599).contains(status) else {
-                    throw WHIPError.responseTooLarge(method: request.method.rawValue, limit: maximumResponseBytes)
-                }
-                body += chunk.readableBytesView.prefix(maximumResponseBytes - body.count)
-                break
+            switch error {
+            case .invalidURL: throw .invalidURL(url.absoluteString)
+            case .timedOut:
+                throw .timedOut(method: method.rawValue, url: url.absoluteString, seconds: timeout.inSeconds)
+            case .responseTooLarge: throw .responseTooLarge(method: method.rawValue, limit: Self.maximumResponseBytes)
+            case .transport(let reason):
+                throw .transport(method: method.rawValue, url: url.absoluteString, reason: reason)
             }
-            body += chunk.readableBytesView
         }
-        return Response(status: status, fields: fields, body: body)
     }
 
     /// `location` resolved against `base`, when the result is an HTTP(S) URL.
@@ -244,5 +166,14 @@ public final class WHIPClient: Sendable {
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else { return nil }
         return url
+    }
+}
+
+extension HTTPExchange.Response {
+    /// The body's first line, trimmed, at most 200 characters.
+    fileprivate var firstLine: String {
+        let text = String(decoding: body.prefix(4096), as: UTF8.self)
+        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).first ?? ""
+        return String(line.trimmingCharacters(in: .whitespaces).prefix(200))
     }
 }

@@ -171,34 +171,195 @@ struct WHIPClientTests {
         }
     }
 
-    @Test func httpsVerifiesTheServersCertificate() async throws {
-        // A self-signed certificate: the TLS handshake happens and verification refuses it, before any request.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("whip-tls-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let certificate = directory.appendingPathComponent("cert.pem").path
-        let key = directory.appendingPathComponent("key.pem").path
-        let made = try await ExternalProcess.run(
-            "openssl",
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        try #require(made.status == 0, "\(made.stderrText)")
-        let server = try await WHIPTestServer.start(tls: .init(certificate: certificate, key: key))
-        do {
-            await #expect {
-                _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
-            } throws: { error in
-                guard case .transport(method: "POST", _, let reason) = error as? WHIPError else { return false }
-                return reason.contains("CERTIFICATE_VERIFY_FAILED")
+    /// A self-signed certificate (EC P-256, CN and subjectAltName as given) and its key, made with openssl in a
+    /// directory of its own; ``remove()`` deletes them.
+    struct SelfSignedCertificate {
+        let directory: URL
+        var certificate: String { directory.appendingPathComponent("cert.pem").path }
+        var key: String { directory.appendingPathComponent("key.pem").path }
+
+        init(commonName: String, subjectAltName: String) async throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("whip-tls-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let made = try await ExternalProcess.run(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                    key, "-out", certificate, "-days", "1", "-subj", "/CN=\(commonName)", "-addext",
+                    "subjectAltName=\(subjectAltName)",
+                ])
+            guard made.status == 0 else {
+                remove()
+                throw CertificateError(reason: made.stderrText)
             }
-            #expect(try await server.log().isEmpty)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+
+        struct CertificateError: Error { var reason: String }
+    }
+
+    /// Runs `body` with an HTTPS WHIP test server presenting `certificate`, and always stops it.
+    private func withTLSServer(
+        _ certificate: SelfSignedCertificate, requireClientCertificate: Bool = false,
+        _ body: (WHIPTestServer) async throws -> Void
+    ) async throws {
+        let server = try await WHIPTestServer.start(
+            tls: .init(
+                certificate: certificate.certificate, key: certificate.key,
+                requireClientCertificate: requireClientCertificate))
+        do {
+            try await body(server)
         } catch {
             await server.stop()
             throw error
         }
         await server.stop()
+    }
+
+    /// Publishing fails below HTTP with a reason that contains every one of `phrases`.
+    private func expectTransportFailure(_ client: WHIPClient, containing phrases: [String]) async {
+        await #expect {
+            _ = try await client.publish(offer: Self.offer)
+        } throws: { error in
+            guard case .transport(method: "POST", _, let reason) = error as? WHIPError else { return false }
+            return phrases.allSatisfy { reason.contains($0) }
+        }
+    }
+
+    @Test func httpsVerifiesTheServersCertificate() async throws {
+        // A self-signed certificate: the TLS handshake happens and verification refuses it, before any request.
+        let certificate = try await SelfSignedCertificate(commonName: "127.0.0.1", subjectAltName: "IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            await expectTransportFailure(
+                WHIPClient(endpoint: server.url("/whip/ok")), containing: ["CERTIFICATE_VERIFY_FAILED"])
+            let log = try await server.log()
+            #expect(log.isEmpty)
+        }
+    }
+
+    @Test func httpsPublishesWhenTheCertificateIsTrusted() async throws {
+        // The same kind of certificate, trusted: the whole exchange over TLS, by IP address and by name (SNI).
+        let certificate = try await SelfSignedCertificate(
+            commonName: "localhost", subjectAltName: "DNS:localhost,IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            for host in ["127.0.0.1", "localhost"] {
+                let client = WHIPClient(
+                    endpoint: server.url("/whip/redirect", host: host), bearerToken: "s3cret",
+                    trustRoots: .pemFile(certificate.certificate))
+                let session = try await client.publish(offer: Self.offer)
+                #expect(session.endpointURL == server.url("/whip/ok", host: host))
+                #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")))
+                let fragment = TrickleFragment(
+                    iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
+                    candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
+                try await client.trickle(fragment, session: session)
+                try await client.delete(session)
+            }
+            let log = try await server.log()
+            #expect(log.map(\.method) == ["POST", "POST", "PATCH", "DELETE", "POST", "POST", "PATCH", "DELETE"])
+            for request in log { #expect(request.header("Authorization") == ["Bearer s3cret"]) }
+            #expect(log[4].header("Host") == ["localhost:\(server.port)"])
+        }
+    }
+
+    @Test func httpsRefusesATrustedCertificateForAnotherHost() async throws {
+        let certificate = try await SelfSignedCertificate(
+            commonName: "whip.example", subjectAltName: "DNS:whip.example")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            let trusted = WHIPTrustRoots.pemFile(certificate.certificate)
+            await expectTransportFailure(
+                WHIPClient(endpoint: server.url("/whip/ok", host: "localhost"), trustRoots: trusted),
+                containing: ["CERTIFICATE_VERIFY_FAILED", "hostname mismatch"])
+            await expectTransportFailure(
+                WHIPClient(endpoint: server.url("/whip/ok"), trustRoots: trusted),
+                containing: ["CERTIFICATE_VERIFY_FAILED", "IP address mismatch"])
+            let log = try await server.log()
+            #expect(log.isEmpty)
+        }
+    }
+
+    @Test func httpsIgnoresTheCommonName() async throws {
+        // RFC 9525 §6.3: a name is looked for in subjectAltName only, so a common name of "localhost" does not do.
+        let certificate = try await SelfSignedCertificate(commonName: "localhost", subjectAltName: "IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            await expectTransportFailure(
+                WHIPClient(
+                    endpoint: server.url("/whip/ok", host: "localhost"), trustRoots: .pemFile(certificate.certificate)),
+                containing: ["CERTIFICATE_VERIFY_FAILED", "hostname mismatch"])
+        }
+    }
+
+    @Test func unreadableTrustRootsAreATransportError() async throws {
+        let certificate = try await SelfSignedCertificate(commonName: "127.0.0.1", subjectAltName: "IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            let missing = certificate.directory.appendingPathComponent("missing.pem").path
+            await expectTransportFailure(
+                WHIPClient(endpoint: server.url("/whip/ok"), trustRoots: .pemFile(missing)), containing: [missing])
+        }
+    }
+
+    @Test func aTLSAlertIsATransportError() async throws {
+        // The server requires a client certificate: it ends the handshake with an alert (TLS 1.3: after the client's
+        // Finished, so the alert arrives where the response was expected).
+        let certificate = try await SelfSignedCertificate(commonName: "127.0.0.1", subjectAltName: "IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate, requireClientCertificate: true) { server in
+            await expectTransportFailure(
+                WHIPClient(
+                    endpoint: server.url("/whip/ok"), timeout: .seconds(5),
+                    trustRoots: .pemFile(certificate.certificate)),
+                containing: ["TLS: ", "alert"])
+        }
+    }
+
+    @Test func tlsToAPlainHTTPServerIsATransportError() async throws {
+        try await WHIPTestServer.with { server in
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/whip/ok"))
+            await expectTransportFailure(WHIPClient(endpoint: url, timeout: .seconds(5)), containing: ["TLS: "])
+        }
+    }
+
+    @Test func chunkedAndCloseDelimitedAnswersAreRead() async throws {
+        try await WHIPTestServer.with { server in
+            for path in ["/whip/chunked", "/whip/until-close"] {
+                let session = try await WHIPClient(endpoint: server.url(path)).publish(offer: Self.offer)
+                #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")), "\(path)")
+            }
+        }
+    }
+
+    @Test func aCloseDelimitedAnswerWithoutCloseNotifyIsRefused() async throws {
+        // Python's ssl module closes without close_notify: over TLS the body's end cannot be told from a cut.
+        let certificate = try await SelfSignedCertificate(commonName: "127.0.0.1", subjectAltName: "IP:127.0.0.1")
+        defer { certificate.remove() }
+        try await withTLSServer(certificate) { server in
+            await expectTransportFailure(
+                WHIPClient(endpoint: server.url("/whip/until-close"), trustRoots: .pemFile(certificate.certificate)),
+                containing: ["close_notify"])
+        }
+    }
+
+    @Test func aHostileServerGetsATypedError() async throws {
+        // Each fails below HTTP at once (well within the time limit): bytes that are not HTTP, a head over
+        // NIOHTTP1's limit, a body cut short by the connection's close.
+        try await WHIPTestServer.with { server in
+            let expectations = [
+                ("/whip/not-http", "invalid HTTP response"), ("/whip/huge-header", "invalid HTTP response"),
+                ("/whip/cut", "closed before the response was complete"),
+            ]
+            for (path, phrase) in expectations {
+                let start = ContinuousClock.now
+                await expectTransportFailure(
+                    WHIPClient(endpoint: server.url(path), timeout: .seconds(30)), containing: [phrase])
+                #expect(ContinuousClock.now - start < .seconds(20), "\(path)")
+            }
+        }
     }
 
     @Test func redirectLoopStopsAtTheLimit() async throws {
