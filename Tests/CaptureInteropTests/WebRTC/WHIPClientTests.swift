@@ -13,6 +13,10 @@ import Testing
     .timeLimit(.minutes(5))
 )
 struct WHIPClientTests {
+    /// A host candidate and end-of-candidates, as a publisher trickles them.
+    static let fragment = TrickleFragment(
+        iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
+        candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
     static let offer = PublishOffer(
         iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
         fingerprint:
@@ -42,10 +46,7 @@ struct WHIPClientTests {
                     try #require(ICEServer(url: "turns:turn.example.net:5349", username: "u2", credential: "c2")),
                 ])
 
-            let fragment = TrickleFragment(
-                iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
-                candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
-            try await client.trickle(fragment, session: session)
+            try await client.trickle(Self.fragment, session: session)
             try await client.delete(session)
 
             let log = try await server.log()
@@ -61,7 +62,7 @@ struct WHIPClientTests {
             #expect(patch.path == session.resourceURL.path)
             #expect(patch.header("Content-Type") == ["application/trickle-ice-sdpfrag"])
             #expect(patch.header("If-Match") == [session.etag ?? "?"])
-            #expect(patch.body == fragment.render())
+            #expect(patch.body == Self.fragment.render())
             #expect(log[3].path == session.resourceURL.path)
         }
     }
@@ -252,10 +253,7 @@ struct WHIPClientTests {
                 let session = try await client.publish(offer: Self.offer)
                 #expect(session.endpointURL == server.url("/whip/ok", host: host))
                 #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")))
-                let fragment = TrickleFragment(
-                    iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
-                    candidates: ["1 1 udp 2130706431 10.0.0.1 5000 typ host"], endOfCandidates: true)
-                try await client.trickle(fragment, session: session)
+                try await client.trickle(Self.fragment, session: session)
                 try await client.delete(session)
             }
             let log = try await server.log()
