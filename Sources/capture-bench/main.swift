@@ -11,6 +11,7 @@
 //                     [--scope all|sender]
 //   capture-bench idle [--pairs N] [--seconds S]   (idle WebRTC connections: threads, wake-ups, CPU)
 //   capture-bench connection [--frames N] [--warmup W] [--bytes B]   (the connection's send path: allocations)
+//   capture-bench twcc [--packets N] [--warmup W]   (TWCC send history and feedback generator: allocations)
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -33,6 +34,7 @@ do {
     case "send": try await SendBench(options).run()
     case "idle": try await IdleBench(options).run()
     case "connection": try ConnectionBench(options).run()
+    case "twcc": try TWCCBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)

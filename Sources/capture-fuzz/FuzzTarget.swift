@@ -11,7 +11,7 @@ struct FuzzTarget: Sendable {
     let run: @Sendable (UnsafeRawBufferPointer) -> Void
 
     /// Every target, in the order `Scripts/fuzz` runs them.
-    static let all: [FuzzTarget] = [.formatList, .y4m, .ivf, .frameConverter, .rtp, .rtcp, .sdp, .controlList]
+    static let all: [FuzzTarget] = [.formatList, .y4m, .ivf, .frameConverter, .rtp, .rtcp, .twcc, .sdp, .controlList]
 
     /// The target called `name`.
     static func named(_ name: String) -> FuzzTarget? {

@@ -1,8 +1,8 @@
 /// One RTCP packet of a compound packet.
 ///
-/// Feedback messages (RFC 4585 RTPFB/PSFB) have their own cases; packet types and feedback formats this package does
-/// not model (APP, XR, other FMTs) come back as ``unknown(packetType:count:payload:)`` with their bytes, and
-/// serialize back unchanged.
+/// Feedback messages (RFC 4585 RTPFB/PSFB) have their own cases, transport-wide congestion control feedback among
+/// them; packet types and feedback formats this package does not model (APP, XR, other FMTs) come back as
+/// ``unknown(packetType:count:payload:)`` with their bytes, and serialize back unchanged.
 public enum RTCPPacket: Sendable, Hashable, Codable {
     /// A sender report (PT 200).
     case senderReport(RTCPSenderReport)
@@ -18,6 +18,9 @@ public enum RTCPPacket: Sendable, Hashable, Codable {
     case temporaryMaximumBitrateRequest(senderSSRC: UInt32, entries: [RTCPTMMBEntry])
     /// Temporary Maximum Media Stream Bit Rate Notification (PT 205, FMT 4, RFC 5104 §4.2.2).
     case temporaryMaximumBitrateNotification(senderSSRC: UInt32, entries: [RTCPTMMBEntry])
+    /// Transport-wide congestion control feedback (PT 205, FMT 15,
+    /// draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
+    case transportFeedback(RTCPTransportFeedback)
     /// Picture Loss Indication (PT 206, FMT 1, RFC 4585 §6.3.1).
     case pictureLossIndication(senderSSRC: UInt32, mediaSSRC: UInt32)
     /// Full Intra Request (PT 206, FMT 4, RFC 5104 §4.3.1).
@@ -43,6 +46,7 @@ enum RTCPFeedbackFormat {
     static let genericNACK: UInt8 = 1
     static let tmmbr: UInt8 = 3
     static let tmmbn: UInt8 = 4
+    static let transportWideCC: UInt8 = 15
     static let pli: UInt8 = 1
     static let fir: UInt8 = 4
     static let applicationLayer: UInt8 = 15

@@ -10,6 +10,18 @@ struct RTCPReader {
         return bytes.rtpLoadUInt32(at: position)
     }
 
+    /// Reads a big-endian 16-bit value and moves past it; the caller has checked the bounds.
+    mutating func u16() -> UInt16 {
+        defer { position += 2 }
+        return bytes.rtpLoadUInt16(at: position)
+    }
+
+    /// Reads one byte and moves past it; the caller has checked the bounds.
+    mutating func u8() -> UInt8 {
+        defer { position += 1 }
+        return bytes[position]
+    }
+
     var remaining: Int { end - position }
 }
 
@@ -108,6 +120,8 @@ extension RTCPCompoundPacket {
             return count == RTCPFeedbackFormat.tmmbr
                 ? .temporaryMaximumBitrateRequest(senderSSRC: sender, entries: entries)
                 : .temporaryMaximumBitrateNotification(senderSSRC: sender, entries: entries)
+        case (RTCPPacketType.transportFeedback, RTCPFeedbackFormat.transportWideCC):
+            return .transportFeedback(try RTCPTransportFeedback.parse(&reader, offset: offset))
         case (RTCPPacketType.payloadFeedback, RTCPFeedbackFormat.pli):
             try need(8)
             return .pictureLossIndication(senderSSRC: reader.u32(), mediaSSRC: reader.u32())

@@ -8,7 +8,7 @@ extension RTCPPacket {
 
     /// Appends the packet's wire bytes to `bytes` (no padding bit; bodies are padded to 32 bits where the format
     /// requires it). Lists longer than their count field can say are cut: 31 report blocks, SDES chunks and BYE
-    /// sources, 255 REMB sources, 255 octets of SDES item or BYE reason.
+    /// sources, 255 REMB sources, 255 octets of SDES item or BYE reason, 65 535 transport-feedback statuses.
     public func serialize(into bytes: inout [UInt8]) {
         let start = bytes.count
         switch self {
@@ -59,6 +59,11 @@ extension RTCPPacket {
         case .temporaryMaximumBitrateNotification(let sender, let entries):
             feedbackHeader(RTCPFeedbackFormat.tmmbn, RTCPPacketType.transportFeedback, sender, 0, &bytes)
             for entry in entries { entry.serialize(into: &bytes) }
+        case .transportFeedback(let feedback):
+            feedbackHeader(
+                RTCPFeedbackFormat.transportWideCC, RTCPPacketType.transportFeedback, feedback.senderSSRC,
+                feedback.mediaSSRC, &bytes)
+            feedback.serializeBody(into: &bytes)
         case .pictureLossIndication(let sender, let media):
             feedbackHeader(RTCPFeedbackFormat.pli, RTCPPacketType.payloadFeedback, sender, media, &bytes)
         case .fullIntraRequest(let sender, let entries):
