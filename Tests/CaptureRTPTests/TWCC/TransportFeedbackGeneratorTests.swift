@@ -7,9 +7,8 @@ import Testing
 @Suite struct TransportFeedbackGeneratorTests {
     typealias Status = RTCPTransportFeedback.PacketStatus
 
-    /// 1000.010 s: 15 625 reference-time units (1000.000 s) and 10 ms.
-    static let t0: UInt64 = 1_000_010_000_000
-    static func at(_ milliseconds: UInt64) -> UInt64 { t0 + milliseconds * 1_000_000 }
+    static let t0 = TWCCArrivalScript.t0
+    static func at(_ milliseconds: UInt64) -> UInt64 { TWCCArrivalScript.at(milliseconds) }
 
     static func generator(
         _ configure: (inout TransportFeedbackGenerator.Configuration) -> Void = { _ in }
@@ -21,14 +20,8 @@ import Testing
         return TransportFeedbackGenerator(configuration: configuration)
     }
 
-    /// The scripted arrivals: (sequence number, milliseconds after t0).
-    static let script: [(UInt16, UInt64)] = [
-        (65530, 0), (65531, 1), (65533, 3), (65532, 4),  // 65532 and 65533 swapped
-        (65534, 5), (65535, 6), (0, 7),  // the wrap
-        (2, 8),  // 1 lost
-        (3, 78), (4, 79),  // 70 ms of silence
-        (4, 80),  // a duplicate
-    ]
+    /// The scripted arrivals (TWCCArrivalScript): (sequence number, milliseconds after t0).
+    static let script = TWCCArrivalScript.arrivals
 
     @Test func scriptedArrivalsMakeTheExpectedFeedback() throws {
         var generator = Self.generator()

@@ -4,9 +4,9 @@ import Foundation
 import Testing
 
 /// Our serialized feedback as Wireshark reads it: a pcap of one IPv4/UDP datagram holding the generator's message,
-/// decoded by `tshark -V` as RTCP. Skipped, with the reason, where tshark is not installed (`apt-get install
-/// tshark`): the byte-level checks against captured packets in ``TransportFeedbackWireTests`` still run.
-@Suite struct TransportFeedbackTsharkTests {
+/// decoded by `tshark -V` as RTCP. Skipped, with the reason, where tshark is not installed (`Scripts/install-deps
+/// --test`): the byte-level checks against captured packets in CaptureRTPTests still run.
+@Suite(.tags(.interop), .selectedByTags) struct TransportFeedbackTsharkTests {
     static let tshark = ExternalProcess.which("tshark")
 
     /// A classic pcap (LINKTYPE_RAW: IPv4 with no link header) of one UDP datagram from and to port 5005.
@@ -36,8 +36,8 @@ import Testing
     func tsharkDecodesOurFeedback() async throws {
         let tshark = try #require(Self.tshark)
         var generator = TransportFeedbackGenerator(configuration: .init(senderSSRC: 0x1111_1111))
-        for (sequence, time) in TransportFeedbackGeneratorTests.script {
-            generator.record(sequenceNumber: sequence, arrivalTimeNs: TransportFeedbackGeneratorTests.at(time))
+        for (sequence, time) in TWCCArrivalScript.arrivals {
+            generator.record(sequenceNumber: sequence, arrivalTimeNs: TWCCArrivalScript.at(time))
         }
         let feedback = try #require(generator.makeFeedback().first)
         let directory = try ExternalTools.temporaryDirectory()
