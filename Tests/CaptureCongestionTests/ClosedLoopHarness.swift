@@ -38,11 +38,17 @@ final class ClosedLoopHarness {
     private(set) var targets: [(at: Duration, bitrate: Int)] = []
     private(set) var probeRequests: [ProbeClusterRequest] = []
     private(set) var bytesSent = 0
+    /// Feedback reports lost on the way back (their packets are never reported, as with TWCC).
+    let feedbackLossRate: Double
+    private var feedbackRandom: SplitMix
+    private(set) var feedbackLost = 0
 
     init(
         link: LinkConfiguration, configuration: SendSideBandwidthEstimator.Configuration = .init(),
-        ceilings: [(at: Duration, bitrate: Int?)] = [], seed: UInt64 = 1
+        ceilings: [(at: Duration, bitrate: Int?)] = [], seed: UInt64 = 1, feedbackLossRate: Double = 0
     ) {
+        self.feedbackLossRate = feedbackLossRate
+        feedbackRandom = SplitMix(state: seed)
         network = SimulatedNetwork(seed: seed, start: start)
         network.setLink(from: 0, to: 1, link)
         estimator = SendSideBandwidthEstimator(configuration: configuration, at: start)
@@ -76,6 +82,12 @@ final class ClosedLoopHarness {
     /// The target at `offset` (the last sample at or before it).
     func target(at offset: Duration) -> Int {
         targets.last { $0.at <= offset }?.bitrate ?? 0
+    }
+
+    /// The mean target over samples in `range`.
+    func meanTarget(in range: Range<Duration>) -> Int {
+        let samples = targets.filter { range.contains($0.at) }.map(\.bitrate)
+        return samples.reduce(0, +) / Swift.max(1, samples.count)
     }
 
     /// The largest queueing delay of packets sent in `range`.
@@ -198,6 +210,10 @@ final class ClosedLoopHarness {
                     sendTime: packet.sendTime, size: packet.size, arrival: arrival, probeClusterID: packet.probe))
         }
         nextUnreported = last + 1
+        if Double(feedbackRandom.next() % 1_000_000) / 1_000_000 < feedbackLossRate {
+            feedbackLost += 1
+            return
+        }
         let report = TransportFeedbackReport(receivedAt: instant + delay(at: instant), results: results)
         reportsInFlight.append((instant + delay(at: instant), report))
     }

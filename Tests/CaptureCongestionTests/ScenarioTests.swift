@@ -100,4 +100,42 @@ struct ScenarioTests {
         #expect(p95 <= .milliseconds(100))
         #expect(utilisation >= 0.8)
     }
+
+    /// 1 Mbit/s, RTT 50 ms, a 300 ms drop-tail queue (37.5 kB), run for 40 s; the mean target over 10–40 s.
+    static func steadyMean(
+        lossRate: Double = 0, jitter: Duration = .zero, feedbackLossRate: Double = 0
+    ) -> (mean: Int, harness: ClosedLoopHarness) {
+        let harness = ClosedLoopHarness(
+            link: LinkConfiguration(
+                delay: .milliseconds(25), jitter: jitter, lossRate: lossRate, rate: 1_000_000, queueBytes: 37_500),
+            feedbackLossRate: feedbackLossRate)
+        harness.run(until: .seconds(40))
+        return (harness.meanTarget(in: Duration.seconds(10)..<Duration.seconds(40)), harness)
+    }
+
+    @Test("1 % and 5 % random loss keep ≥ 90 % and ≥ 50 % of the loss-free mean rate")
+    func randomLoss() {
+        let clean = Self.steadyMean().mean
+        let one = Self.steadyMean(lossRate: 0.01).mean
+        let five = Self.steadyMean(lossRate: 0.05).mean
+        print("loss: clean=\(clean) 1%=\(one) 5%=\(five) (1 Mbit/s, RTT 50 ms, mean 10–40 s)")
+        #expect(Double(one) >= 0.9 * Double(clean))
+        #expect(Double(five) >= 0.5 * Double(clean))
+    }
+
+    @Test("Jitter without loss (0–20 ms) costs at most 20 % of the mean rate")
+    func jitterWithoutLoss() {
+        let clean = Self.steadyMean().mean
+        let (jittery, harness) = Self.steadyMean(jitter: .milliseconds(20))
+        print("jitter: clean=\(clean) jitter 0–20 ms=\(jittery) overuses=\(harness.estimator.statistics.overuses)")
+        #expect(Double(jittery) >= 0.8 * Double(clean))
+    }
+
+    @Test("5 % of the feedback lost: no collapse (≥ 70 % of the mean rate)")
+    func feedbackLoss() {
+        let clean = Self.steadyMean().mean
+        let (mean, harness) = Self.steadyMean(feedbackLossRate: 0.05)
+        print("feedback loss: clean=\(clean) 5% feedback lost=\(mean) (\(harness.feedbackLost) reports lost)")
+        #expect(Double(mean) >= 0.7 * Double(clean))
+    }
 }
