@@ -21,15 +21,15 @@
 ///   second, at least 4 kbit/s per second; packets of a 30 fps frame split at 1200 bytes).
 /// - Never above `1.5 × acknowledged + 10 kbit/s` (it does not lower the rate when already above that limit).
 /// - **Queue drain** (not in libwebrtc, see ``QueueDelayEstimator``): the decrease also subtracts
-///   `throughput × queueDelay / 1 s`, never going under half the value above.
+///   `throughput × queueDelay / 1 s`, never going under 0.4 × the value above.
 /// - A further decrease while still overusing waits `clamp(RTT, 10, 200) ms`, or happens at once if the throughput
 ///   fell under half the estimate.
 ///
 /// ## libwebrtc
 ///
 /// Follows `remote_bitrate_estimator/aimd_rate_control.cc` (its defaults, without field trials). Differences: no
-/// ALR handling (this module assumes camera video, which is never application-limited for long), and no network
-/// state estimate input.
+/// ALR handling (this module assumes camera video, which is never application-limited for long), no network
+/// state estimate input, and the queue drain above.
 ///
 /// ## Threading
 ///
@@ -75,7 +75,7 @@ struct AIMDRateControl {
     /// Applies the detector's state with the acknowledged throughput (bit/s, nil if not yet measured).
     ///
     /// `queueDelay` (ns) is the standing queue measured by ``QueueDelayEstimator``: a decrease also subtracts the rate
-    /// that drains it within a second, down to half the plain decrease.
+    /// that drains it within a second, down to 0.4 × the plain decrease.
     mutating func update(usage: BandwidthUsage, throughput: Double?, now: Int64, queueDelay: Int64 = 0) {
         if let throughput, throughput.isFinite, throughput >= 0 { latestThroughput = throughput }
         let measured = latestThroughput ?? estimate

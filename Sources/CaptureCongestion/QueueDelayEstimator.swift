@@ -13,8 +13,10 @@
 /// the link: a 1.2 s queue (a 75 kB drop-tail buffer at 500 kbit/s) takes some 8 s to drain, far beyond issue 20's
 /// goal of 100 ms within 3 s. libwebrtc bounds this in the pacer instead (a congestion window on bytes in flight that
 /// pushes the encoder's rate down). Here the delay-based decrease also subtracts the rate that drains the measured
-/// queue within a second (``AIMDRateControl``), not going below half of libwebrtc's decrease; with no standing queue
-/// the decrease is libwebrtc's.
+/// queue within a second (``AIMDRateControl``), not going below 0.4 × libwebrtc's decrease; with no standing queue
+/// the decrease is libwebrtc's. Measured on 2 M → 500 k with a 75 kB queue (`ScenarioTests.stepDown`): without the
+/// drain, packets still met 560 ms of queue 3 s after the step; with a floor of 0.5 the queue settled under 100 ms
+/// after 3.07 s; with 0.4, after 2.73 s, and the utilisation over the next 10 s rose from 86 % to 88 %.
 ///
 /// ## Threading
 ///

@@ -73,7 +73,7 @@ struct TrendlineEstimator {
         detect(trend: trend, sendDeltaMs: sendDeltaMs, nowMs: arrivalMs)
     }
 
-    /// Forgets the history (stream timeout); the threshold is kept as libwebrtc recreates it at 12.5.
+    /// Forgets everything, the threshold back at 12.5 (stream timeout), as libwebrtc recreates its detector.
     mutating func reset() { self = TrendlineEstimator() }
 
     private func linearFitSlope() -> Double? {
