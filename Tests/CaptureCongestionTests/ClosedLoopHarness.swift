@@ -17,7 +17,7 @@ final class ClosedLoopHarness {
     var estimator: SendSideBandwidthEstimator
     private(set) var now: ContinuousClock.Instant
     let tick = Duration.milliseconds(2)
-    let feedbackInterval = Duration.milliseconds(100)
+    let feedbackInterval: Duration
     /// The remote clock's arbitrary origin, so the estimator never sees arrival == send.
     let remoteOffset = Duration.seconds(12_345)
 
@@ -45,8 +45,10 @@ final class ClosedLoopHarness {
 
     init(
         link: LinkConfiguration, configuration: SendSideBandwidthEstimator.Configuration = .init(),
-        ceilings: [(at: Duration, bitrate: Int?)] = [], seed: UInt64 = 1, feedbackLossRate: Double = 0
+        ceilings: [(at: Duration, bitrate: Int?)] = [], seed: UInt64 = 1, feedbackLossRate: Double = 0,
+        feedbackInterval: Duration = .milliseconds(100)
     ) {
+        self.feedbackInterval = feedbackInterval
         self.feedbackLossRate = feedbackLossRate
         feedbackRandom = SplitMix(state: seed)
         network = SimulatedNetwork(seed: seed, start: start)

@@ -223,6 +223,31 @@ struct LossBasedEstimatorTests {
     }
 }
 
+@Suite("Queue delay")
+struct QueueDelayEstimatorTests {
+    @Test("The excess of arrival − send over its 10 s minimum; the minimum ages out")
+    func standingQueue() {
+        var queue = QueueDelayEstimator()
+        queue.add(send: 0, arrival: 5_000 * ms, now: 0)
+        #expect(queue.queueDelay == 0)
+        queue.add(send: 100 * ms, arrival: 5_350 * ms, now: 500 * ms)
+        #expect(queue.queueDelay == 250 * ms)
+        // Eleven seconds later the 5 000 ms baseline has aged out: 5 250 ms is the new minimum.
+        queue.add(send: 11_000 * ms, arrival: 16_250 * ms, now: 11_500 * ms)
+        #expect(queue.queueDelay == 0)
+        queue.add(send: 11_100 * ms, arrival: 16_400 * ms, now: 11_600 * ms)
+        #expect(queue.queueDelay == 50 * ms)
+    }
+
+    @Test("Local time going back clears the baseline instead of trapping")
+    func backwards() {
+        var queue = QueueDelayEstimator()
+        queue.add(send: 0, arrival: 100 * ms, now: 50_000 * ms)
+        queue.add(send: .min, arrival: .max, now: -5 * ms)
+        #expect(queue.queueDelay == 0)
+    }
+}
+
 @Suite("Probing")
 struct ProbingTests {
     @Test("5 packets of 1000 bytes sent 1 ms apart, received 2 ms apart: 0.95 × 4 Mbit/s")

@@ -73,13 +73,16 @@ struct ScenarioTests {
         #expect(reached != nil)
     }
 
-    @Test("2 M → 500 k (RTT 50 ms, 300 ms queue at 2 M): under the link within 2 s, queue under 100 ms within 3 s")
-    func stepDown() {
+    @Test(
+        "2 M → 500 k (RTT 50 ms, 300 ms queue at 2 M): under the link within 2 s, queue under 100 ms within 3 s",
+        arguments: [100, 200]
+    )
+    func stepDown(feedbackMilliseconds: Int) {
         let harness = ClosedLoopHarness(
             link: LinkConfiguration(
                 delay: .milliseconds(25), rate: 2_000_000, queueBytes: 75_000,
                 schedule: [.setRate(500_000, at: .seconds(20)), .setRate(2_000_000, at: .seconds(40))]),
-            configuration: .init(maximumBitrate: 2_500_000))
+            configuration: .init(maximumBitrate: 2_500_000), feedbackInterval: .milliseconds(feedbackMilliseconds))
         harness.run(until: .seconds(20))
         let before = harness.estimator.targetBitrate
         harness.run(until: .seconds(40))
@@ -92,7 +95,7 @@ struct ScenarioTests {
         harness.run(until: .seconds(60))
         let recoveredAt = harness.targets.first { $0.at >= .seconds(40) && $0.bitrate >= 1_500_000 }?.at
         print(
-            "step: before=\(before) under-link at \(underAt.map { "\($0 - .seconds(20))" } ?? "never") after step, peak queue \(peakQueue), queue < 100 ms (for 500 ms) at \(settled.map { "\($0)" } ?? "never") after step, p95 queue 25–40 s \(p95), utilisation 30–40 s \(utilisation), ≥75 % after step up at \(recoveredAt.map { "\($0 - .seconds(40))" } ?? "never")"
+            "step (feedback every \(feedbackMilliseconds) ms): before=\(before) under-link at \(underAt.map { "\($0 - .seconds(20))" } ?? "never") after step, peak queue \(peakQueue), queue < 100 ms (for 500 ms) at \(settled.map { "\($0)" } ?? "never") after step, p95 queue 25–40 s \(p95), utilisation 30–40 s \(utilisation), ≥75 % after step up at \(recoveredAt.map { "\($0 - .seconds(40))" } ?? "never")"
         )
         #expect(before > 1_500_000)
         #expect(underAt.map { $0 - .seconds(20) <= .seconds(2) } ?? false)
