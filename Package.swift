@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CaptureVP8", targets: ["CaptureVP8"]),
         .library(name: "CaptureNet", targets: ["CaptureNet"]),
         .library(name: "CaptureRTP", targets: ["CaptureRTP"]),
+        .library(name: "CaptureCongestion", targets: ["CaptureCongestion"]),
         .library(name: "CaptureICE", targets: ["CaptureICE"]),
         .library(name: "CaptureDTLS", targets: ["CaptureDTLS"]),
         .library(name: "CaptureCall", targets: ["CaptureCall"]),
@@ -284,6 +285,9 @@ let package = Package(
         // A seeded, virtual-time network (delay, jitter, loss, reordering, a rate-limited queue on a schedule) and the
         // loop that runs whole peers through it: the whole-connection tests, and the congestion-control bench to come.
         .target(name: "CaptureNetworkSimulator"),
+        // Congestion control: the send-side bandwidth estimator (GoogCC-like) as sans-IO values; depends on nothing.
+        .target(name: "CaptureCongestion"),
+        .testTarget(name: "CaptureCongestionTests", dependencies: ["CaptureCongestion", "CaptureNetworkSimulator"]),
         .testTarget(name: "CaptureNetworkSimulatorTests", dependencies: ["CaptureNetworkSimulator"]),
         .testTarget(
             name: "CaptureWebRTCTests",

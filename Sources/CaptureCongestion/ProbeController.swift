@@ -1,0 +1,128 @@
+/// Decides when to probe and at what rate.
+///
+/// ## What it is
+///
+/// - **At start**, two clusters at 3× and 6× the start rate (900 kbit/s and 1.8 Mbit/s from 300 kbit/s).
+/// - **Further**: while waiting for a result (at most 1 s), an estimate above 70 % of the last probed rate asks for
+///   another cluster at 2× that estimate.
+/// - **After a large drop** (the estimate fell under 66 % of its value within the last 5 s), once the delay-based
+///   detector has recovered from the overuse, one cluster at 85 % of the rate before the drop, if the estimate is
+///   still under 95 % of that, and at most once per 5 s.
+/// - Never above the configured maximum nor 5 Mbit/s; a cluster that reaches the maximum ends the exponential
+///   phase.
+///
+/// ## libwebrtc, and where this differs
+///
+/// Follows `probe_controller.cc` (its constants). libwebrtc sends the recovery probe only in ALR or behind the
+/// rapid-recovery field trial; camera video is rarely application-limited, so here it is sent whenever the detector
+/// recovers after a large drop: a step down in the path followed by its return is common on Wi-Fi and LTE. There is
+/// no ALR probing and no periodic probing (camera video, see the module's article).
+///
+/// ## Threading
+///
+/// A plain value, not thread-safe.
+struct ProbeController {
+    enum State: Equatable { case initial, waitingForResult, complete }
+
+    static let maxProbingBitrate = 5_000_000.0
+    static let firstScale = 3.0
+    static let secondScale = 6.0
+    static let furtherScale = 2.0
+    static let furtherThreshold = 0.7
+    static let resultTimeout: Int64 = Nanoseconds.perSecond
+    static let dropThreshold = 0.66
+    static let dropTimeout: Int64 = 5 * Nanoseconds.perSecond
+    static let fractionAfterDrop = 0.85
+    static let uncertainty = 0.05
+    static let minimumTimeBetweenRecoveryProbes: Int64 = 5 * Nanoseconds.perSecond
+    static let clusterDuration: Int64 = 15 * Nanoseconds.perMillisecond
+    static let clusterPackets = 5
+
+    private(set) var state = State.initial
+    private var maximum: Double
+    private var minimumToProbeFurther: Double = .infinity
+    private var lastProbeInitiated: Int64?
+    private var estimate: Double = 0
+    private var lastLargeDrop: Int64?
+    private var rateBeforeLargeDrop: Double = 0
+    private var lastRecoveryProbe: Int64?
+    private var nextID = 1
+
+    /// A controller whose probes never exceed `maximum` bit/s (nor 5 Mbit/s).
+    init(maximum: Double) { self.maximum = min(maximum, Self.maxProbingBitrate) }
+
+    /// Updates the probing ceiling.
+    mutating func setMaximum(_ value: Double) { maximum = min(value, Self.maxProbingBitrate) }
+
+    /// The start clusters; call once.
+    mutating func start(startBitrate: Double, now: Int64, into requests: inout [ProbeClusterRequest]) {
+        guard state == .initial else { return }
+        estimate = startBitrate
+        initiate(
+            rates: (Self.firstScale * startBitrate, Self.secondScale * startBitrate), probeFurther: true, now: now,
+            into: &requests)
+    }
+
+    /// A new target estimate: may ask for a further cluster, and remembers large drops.
+    mutating func setEstimate(_ bitrate: Double, now: Int64, into requests: inout [ProbeClusterRequest]) {
+        if state == .waitingForResult, bitrate > minimumToProbeFurther {
+            initiate(rates: (Self.furtherScale * bitrate, nil), probeFurther: true, now: now, into: &requests)
+        }
+        if bitrate < Self.dropThreshold * estimate {
+            lastLargeDrop = now
+            rateBeforeLargeDrop = estimate
+        }
+        estimate = bitrate
+    }
+
+    /// The delay-based detector went from underusing back to normal after a decrease.
+    mutating func recoveredFromOveruse(now: Int64, into requests: inout [ProbeClusterRequest]) {
+        guard state == .complete, let lastLargeDrop else { return }
+        let suggested = Self.fractionAfterDrop * rateBeforeLargeDrop
+        guard (1 - Self.uncertainty) * suggested > estimate,
+            Nanoseconds.difference(now, lastLargeDrop) < Self.dropTimeout,
+            lastRecoveryProbe.map({ Nanoseconds.difference(now, $0) > Self.minimumTimeBetweenRecoveryProbes }) ?? true
+        else { return }
+        lastRecoveryProbe = now
+        initiate(rates: (suggested, nil), probeFurther: false, now: now, into: &requests)
+    }
+
+    /// Times out a result that did not come.
+    mutating func process(now: Int64) {
+        if state == .waitingForResult, let lastProbeInitiated,
+            Nanoseconds.difference(now, lastProbeInitiated) > Self.resultTimeout
+        {
+            state = .complete
+        }
+    }
+
+    private mutating func initiate(
+        rates: (Double, Double?), probeFurther: Bool, now: Int64, into requests: inout [ProbeClusterRequest]
+    ) {
+        var further = probeFurther
+        var last = 0.0
+        for candidate in [rates.0, rates.1 ?? -1] where candidate > 0 {
+            var rate = candidate
+            if rate >= maximum {
+                rate = maximum
+                further = false
+            }
+            guard rate.isFinite, rate > 0 else { continue }
+            let bytes = Int((rate * Nanoseconds.seconds(Self.clusterDuration) / 8).rounded(.up))
+            requests.append(
+                ProbeClusterRequest(
+                    id: nextID, bitrate: Int(bitrate: rate), minimumBytes: bytes, minimumPackets: Self.clusterPackets,
+                    duration: .nanoseconds(Self.clusterDuration)))
+            nextID = nextID == Int.max ? 1 : nextID + 1
+            last = rate
+            if !further { break }
+        }
+        lastProbeInitiated = now
+        if further, last > 0 {
+            state = .waitingForResult
+            minimumToProbeFurther = Self.furtherThreshold * last
+        } else {
+            state = .complete
+        }
+    }
+}
