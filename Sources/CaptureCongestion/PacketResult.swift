@@ -41,12 +41,14 @@ public struct PacketResult: Sendable, Hashable {
 /// ## What it is
 ///
 /// The results of every packet the feedback covered (received or lost), in the order of their transport-wide
-/// sequence numbers, and the local instant the feedback arrived. An empty report is allowed and ignored.
+/// sequence numbers, and the local instant the feedback arrived. An empty report is allowed and ignored. The name is
+/// libwebrtc's; the connection makes one from CaptureRTP's `TransportFeedbackReport`, the send history's reading of
+/// an RTCP transport feedback message.
 ///
 /// ## Threading
 ///
 /// A plain value.
-public struct TransportFeedbackReport: Sendable, Hashable {
+public struct TransportPacketsFeedback: Sendable, Hashable {
     /// When the feedback arrived at the sender, on the sender's clock.
     public var receivedAt: ContinuousClock.Instant
     /// The packets it covered, in transport sequence order.

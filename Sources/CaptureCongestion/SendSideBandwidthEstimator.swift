@@ -4,7 +4,7 @@
 ///
 /// GoogCC's send side (draft-ietf-rmcat-gcc-02, as libwebrtc implements it today) as one sans-IO value:
 ///
-/// 1. Each ``TransportFeedbackReport`` is sorted by arrival into a reused buffer; received packets feed the
+/// 1. Each ``TransportPacketsFeedback`` is sorted by arrival into a reused buffer; received packets feed the
 ///    acknowledged-bitrate estimator, the probe-result estimator (packets of a probe cluster), and the delay-based
 ///    chain (inter-arrival groups → trendline detector → AIMD rate control); lost and received counts feed the
 ///    loss-based limit.
@@ -199,7 +199,7 @@ public struct SendSideBandwidthEstimator: Sendable {
     }
 
     /// One transport feedback report.
-    public mutating func onFeedback(_ report: TransportFeedbackReport, now: ContinuousClock.Instant) {
+    public mutating func onFeedback(_ report: TransportPacketsFeedback, now: ContinuousClock.Instant) {
         let nowNs = nanoseconds(now)
         statistics.reports += 1
         guard !report.results.isEmpty else {

@@ -23,7 +23,7 @@ final class ClosedLoopHarness {
 
     private var sent: [Sent] = []
     private var nextUnreported = 0
-    private var reportsInFlight: [(at: ContinuousClock.Instant, report: TransportFeedbackReport)] = []
+    private var reportsInFlight: [(at: ContinuousClock.Instant, report: TransportPacketsFeedback)] = []
     private var nextFeedback: ContinuousClock.Instant
     private var nextFrame: ContinuousClock.Instant
     private var mediaQueue: [Int] = []
@@ -216,7 +216,7 @@ final class ClosedLoopHarness {
             feedbackLost += 1
             return
         }
-        let report = TransportFeedbackReport(receivedAt: instant + delay(at: instant), results: results)
+        let report = TransportPacketsFeedback(receivedAt: instant + delay(at: instant), results: results)
         reportsInFlight.append((instant + delay(at: instant), report))
     }
 }
