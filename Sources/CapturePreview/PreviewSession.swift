@@ -113,7 +113,8 @@ public final class PreviewSession: WHEPSessionHandler {
         let packetizer = RTPPacketizerConfiguration(
             maxPacketSize: maxPacketSize, payloadType: parsed.payloadType, ssrc: ssrc,
             videoOrientationExtensionID: parsed.extensionIDs[PublishOffer.videoOrientationExtensionURI],
-            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid)
+            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid,
+            transportSequenceNumberExtensionID: parsed.transportWideCCExtensionID)
         let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
         let media = ConnectionMedia(
             sender: VideoSenderConfiguration(
@@ -125,7 +126,8 @@ public final class PreviewSession: WHEPSessionHandler {
         transport.start(
             remote: WebRTCTransport.Remote(
                 credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
-                candidates: candidates, fingerprint: fingerprint, dtlsRole: role),
+                candidates: candidates, fingerprint: fingerprint, dtlsRole: role,
+                transportWideCCExtensionID: parsed.transportWideCCExtensionID),
             media: media)
         let answer = ViewerAnswer(
             offer: parsed, iceCredentials: transport.localCredentials,
