@@ -3,7 +3,8 @@
 ///
 /// These are our own figures: W3C webrtc-stats has no TWCC fields (`RTCTransportStats` names none), so they are
 /// kept here rather than in ``RTCTransportStats``. The sending half is zero unless the peer's answer accepted the
-/// extension and `transport-cc`; the receiving half unless the peer numbers what it sends us.
+/// extension and `transport-cc`; the receiving half unless the peer numbers what it sends us. Encoded (`Codable`),
+/// the times are seconds as a `Double`, as in ``WebRTCStatsReport``.
 public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
     /// Whether the packets we send carry the transport-wide sequence number (negotiated).
     public var isSending = false
@@ -37,4 +38,46 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
 
     /// All zero.
     public init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case isSending, packetsSent, retransmissionsSent, feedbackReceived, packetsReportedReceived
+        case packetsReportedLost, ignoredStatuses, bytesInFlight, lastFeedbackNewestArrival, lastFeedbackReceived
+        case isReceiving, packetsReceived, feedbackSent
+    }
+
+    /// Decodes the figures (times in seconds).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        isSending = try container.decode(Bool.self, forKey: .isSending)
+        packetsSent = try container.decode(Int.self, forKey: .packetsSent)
+        retransmissionsSent = try container.decode(Int.self, forKey: .retransmissionsSent)
+        feedbackReceived = try container.decode(Int.self, forKey: .feedbackReceived)
+        packetsReportedReceived = try container.decode(Int.self, forKey: .packetsReportedReceived)
+        packetsReportedLost = try container.decode(Int.self, forKey: .packetsReportedLost)
+        ignoredStatuses = try container.decode(Int.self, forKey: .ignoredStatuses)
+        bytesInFlight = try container.decode(Int.self, forKey: .bytesInFlight)
+        lastFeedbackNewestArrival = try container.decodeSeconds(forKey: .lastFeedbackNewestArrival)
+        lastFeedbackReceived = try container.decodeSeconds(forKey: .lastFeedbackReceived)
+        isReceiving = try container.decode(Bool.self, forKey: .isReceiving)
+        packetsReceived = try container.decode(Int.self, forKey: .packetsReceived)
+        feedbackSent = try container.decode(Int.self, forKey: .feedbackSent)
+    }
+
+    /// Encodes the figures (times in seconds).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(isSending, forKey: .isSending)
+        try container.encode(packetsSent, forKey: .packetsSent)
+        try container.encode(retransmissionsSent, forKey: .retransmissionsSent)
+        try container.encode(feedbackReceived, forKey: .feedbackReceived)
+        try container.encode(packetsReportedReceived, forKey: .packetsReportedReceived)
+        try container.encode(packetsReportedLost, forKey: .packetsReportedLost)
+        try container.encode(ignoredStatuses, forKey: .ignoredStatuses)
+        try container.encode(bytesInFlight, forKey: .bytesInFlight)
+        try container.encodeSeconds(lastFeedbackNewestArrival, forKey: .lastFeedbackNewestArrival)
+        try container.encodeSeconds(lastFeedbackReceived, forKey: .lastFeedbackReceived)
+        try container.encode(isReceiving, forKey: .isReceiving)
+        try container.encode(packetsReceived, forKey: .packetsReceived)
+        try container.encode(feedbackSent, forKey: .feedbackSent)
+    }
 }

@@ -3,6 +3,7 @@ import CaptureNetworkSimulator
 import CaptureRTP
 import CaptureNet
 import CaptureWebRTC
+import Foundation
 import Testing
 
 /// Transport-wide congestion control between our two whole connections in virtual time: the publisher numbers
@@ -85,6 +86,10 @@ struct TransportWideConnectionTests {
         // Deltas are 250 µs ticks rounded to the nearest and accumulated in ticks, so each arrival is within half a
         // tick of the truth, and any two arrivals' errors within a tick of each other.
         #expect(worstShift <= 250_000, "reported arrivals are the true ones, shifted: worst \(worstShift) ns")
+        // JSON: times in seconds, and back.
+        let json = try JSONEncoder().encode(wide)
+        #expect(try JSONDecoder().decode(TransportWideCCStatistics.self, from: json) == wide)
+        #expect(String(decoding: json, as: UTF8.self).contains("\"lastFeedbackReceived\":5."))
         let newest = try #require(wide.lastFeedbackNewestArrival)
         let lastFeedback = try #require(wide.lastFeedbackReceived)
         #expect(newest > .seconds(4) && lastFeedback > .seconds(5))
