@@ -185,3 +185,42 @@ struct TransportWideSenderTests {
         #expect(session.pollFeedback() == nil)
     }
 }
+
+/// Plain RTP on loopback: a ``VideoSender`` numbering its packets and a ``VideoReceiver`` feeding them back.
+@Suite("TWCC: VideoSender and VideoReceiver close the feedback loop on loopback", .serialized)
+struct TransportWideLoopbackTests {
+    @Test("the receiver feeds back every 100 ms; the sender learns every packet arrived")
+    func receiverFeedsBack() async throws {
+        let receiver = try VideoReceiver(
+            configuration: VideoReceiverConfiguration(
+                local: .loopbackIPv4(port: 0), rtcpMux: true, transportSequenceNumberExtensionID: 3))
+        let sender = try VideoSender(
+            configuration: VideoSenderConfiguration(
+                remote: receiver.localAddress, rtcpMux: true,
+                packetizer: RTPPacketizerConfiguration(transportSequenceNumberExtensionID: 3)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        var index = 0
+        while clock.now < start + .milliseconds(1_500) {
+            sender.consume(TransportWideSenderTests.frame(index, bytes: 2_500))
+            index += 1
+            try await Task.sleep(for: .milliseconds(33))
+        }
+        // The last feedback: one interval and a receive timeout after the last packet.
+        try await Task.sleep(for: .milliseconds(300))
+        let sent = sender.statistics
+        let wide = try #require(sender.transportWideStatistics)
+        sender.finish()
+        await receiver.stop()
+        let received = receiver.statistics
+        print(
+            "loopback TWCC: \(wide.packetsSent) numbered, \(received.transportFeedbackSent) feedback sent, "
+                + "\(wide.feedbackMessages) received, \(wide.packetsReportedReceived) reported received, "
+                + "\(wide.packetsReportedLost) lost")
+        #expect(wide.packetsSent == sent.packets)
+        #expect(received.transportNumberedPackets == sent.packets)
+        #expect(received.transportFeedbackSent >= 12, "about ten a second for 1.5 s")
+        #expect(wide.feedbackMessages == received.transportFeedbackSent)
+        #expect(wide.packetsReportedReceived == sent.packets && wide.packetsReportedLost == 0)
+    }
+}
