@@ -5,7 +5,7 @@ internal import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
 public import CaptureVP8
-internal import CaptureWebRTC
+package import CaptureWebRTC
 import Foundation
 public import Logging
 
@@ -189,6 +189,12 @@ public final class PreviewSession: WHEPSessionHandler {
     /// Viewers started and failed so far, and watching now.
     public var viewerCounts: (started: Int, failed: Int, watching: Int) {
         state.withLock { ($0.started, $0.failed, $0.viewers.count) }
+    }
+
+    /// Each connected viewer's transport-wide congestion control figures: browsers that offered the extension and
+    /// `transport-cc` get numbered packets and send feedback (package: the lab's check, and the estimator to come).
+    package var viewersTransportWideCC: [TransportWideCCStatistics] {
+        fanout.all.values.map(\.statistics.transportWideCC)
     }
 
     /// The figures the page polls: the capture's, the viewers', the bit rate and the best RTT.
