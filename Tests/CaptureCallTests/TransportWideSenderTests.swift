@@ -189,7 +189,7 @@ struct TransportWideSenderTests {
 /// Plain RTP on loopback: a ``VideoSender`` numbering its packets and a ``VideoReceiver`` feeding them back.
 @Suite("TWCC: VideoSender and VideoReceiver close the feedback loop on loopback", .serialized)
 struct TransportWideLoopbackTests {
-    @Test("the receiver feeds back every 100 ms; the sender learns every packet arrived")
+    @Test("the receiver feeds back about every 100 ms; the sender learns every packet arrived")
     func receiverFeedsBack() async throws {
         let receiver = try VideoReceiver(
             configuration: VideoReceiverConfiguration(
@@ -198,16 +198,25 @@ struct TransportWideLoopbackTests {
             configuration: VideoSenderConfiguration(
                 remote: receiver.localAddress, rtcpMux: true,
                 packetizer: RTPPacketizerConfiguration(transportSequenceNumberExtensionID: 3)))
+        // 45 frames about 33 ms apart (on a loaded machine the gaps grow: what is checked does not depend on them).
         let clock = ContinuousClock()
         let start = clock.now
-        var index = 0
-        while clock.now < start + .milliseconds(1_500) {
+        for index in 0..<45 {
             sender.consume(TransportWideSenderTests.frame(index, bytes: 2_500))
-            index += 1
             try await Task.sleep(for: .milliseconds(33))
         }
-        // The last feedback: one interval and a receive timeout after the last packet.
-        try await Task.sleep(for: .milliseconds(300))
+        let sending = start.duration(to: clock.now)
+        // Until the last feedback is back: the receiver has numbered every packet and the sender heard every message.
+        let deadline = clock.now + .seconds(10)
+        while clock.now < deadline {
+            let numbered = receiver.statistics.transportNumberedPackets
+            if numbered == sender.statistics.packets,
+                sender.transportWideStatistics?.feedbackMessages == receiver.statistics.transportFeedbackSent
+            {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let sent = sender.statistics
         let wide = try #require(sender.transportWideStatistics)
         sender.finish()
@@ -219,7 +228,9 @@ struct TransportWideLoopbackTests {
                 + "\(wide.packetsReportedLost) lost")
         #expect(wide.packetsSent == sent.packets)
         #expect(received.transportNumberedPackets == sent.packets)
-        #expect(received.transportFeedbackSent >= 12, "about ten a second for 1.5 s")
+        // About ten a second while packets arrive (the virtual-time tests check the interval; here a loaded machine
+        // may stretch the frames' gaps, and no feedback goes out while nothing new arrived).
+        #expect(received.transportFeedbackSent >= 5, "\(received.transportFeedbackSent) in \(sending)")
         #expect(wide.feedbackMessages == received.transportFeedbackSent)
         #expect(wide.packetsReportedReceived == sent.packets && wide.packetsReportedLost == 0)
     }
