@@ -5,7 +5,7 @@ internal import CaptureICE
 public import CaptureNet
 internal import CaptureRTP
 public import CaptureVP8
-internal import CaptureWebRTC
+package import CaptureWebRTC
 import Foundation
 public import Logging
 
@@ -113,7 +113,8 @@ public final class PreviewSession: WHEPSessionHandler {
         let packetizer = RTPPacketizerConfiguration(
             maxPacketSize: maxPacketSize, payloadType: parsed.payloadType, ssrc: ssrc,
             videoOrientationExtensionID: parsed.extensionIDs[PublishOffer.videoOrientationExtensionURI],
-            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid)
+            midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid,
+            transportSequenceNumberExtensionID: parsed.transportWideCCExtensionID)
         let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
         let media = ConnectionMedia(
             sender: VideoSenderConfiguration(
@@ -125,7 +126,8 @@ public final class PreviewSession: WHEPSessionHandler {
         transport.start(
             remote: WebRTCTransport.Remote(
                 credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
-                candidates: candidates, fingerprint: fingerprint, dtlsRole: role),
+                candidates: candidates, fingerprint: fingerprint, dtlsRole: role,
+                transportWideCCExtensionID: parsed.transportWideCCExtensionID),
             media: media)
         let answer = ViewerAnswer(
             offer: parsed, iceCredentials: transport.localCredentials,
@@ -187,6 +189,12 @@ public final class PreviewSession: WHEPSessionHandler {
     /// Viewers started and failed so far, and watching now.
     public var viewerCounts: (started: Int, failed: Int, watching: Int) {
         state.withLock { ($0.started, $0.failed, $0.viewers.count) }
+    }
+
+    /// Each connected viewer's transport-wide congestion control figures: browsers that offered the extension and
+    /// `transport-cc` get numbered packets and send feedback (package: the lab's check, and the estimator to come).
+    package var viewersTransportWideCC: [TransportWideCCStatistics] {
+        fanout.all.values.map(\.statistics.transportWideCC)
     }
 
     /// The figures the page polls: the capture's, the viewers', the bit rate and the best RTT.

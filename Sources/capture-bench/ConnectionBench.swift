@@ -10,8 +10,8 @@ import MallocInterposerSwift
 
 /// The WebRTC connection's send path alone: two ``WebRTCConnection``s connected in memory (no sockets), then
 /// `--frames N` encoded frames of `--bytes B` (every 30th a key frame of four times that) through the publisher's
-/// ``WebRTCConnection/send(frame:at:)`` and ``WebRTCConnection/pollTransmit()`` (packetize, SRTP, the RTX history,
-/// the transmit slab), after `--warmup W` frames. With the malloc interposer preloaded (`LD_PRELOAD=
+/// ``WebRTCConnection/send(frame:at:)`` and ``WebRTCConnection/pollTransmit()`` (packetize, the transport-wide
+/// sequence number and its send history, SRTP, the RTX history, the transmit slab), after `--warmup W` frames. With the malloc interposer preloaded (`LD_PRELOAD=
 /// libMallocInterposerSwift.so`) it counts the heap allocations of exactly that, per packet.
 struct ConnectionBench {
     let frames: Int
@@ -59,7 +59,8 @@ struct ConnectionBench {
         let statistics = MallocInterposerSwift.getStatistics()
         print(
             "frames=\(frames) packets=\(packets) bytes=\(sentBytes) mallocs=\(statistics.mallocCount) "
-                + "mallocs_per_packet=\(Double(statistics.mallocCount) / Double(max(1, packets)))")
+                + "mallocs_per_packet=\(Double(statistics.mallocCount) / Double(max(1, packets))) "
+                + "twcc_numbered=\(publisher.statistics.transportWideCC.packetsSent)")
     }
 
     /// Two connections joined in memory until both are connected (real time: DTLS's timers are OpenSSL's).
@@ -79,10 +80,12 @@ struct ConnectionBench {
                 credentials: of.localCredentials, candidates: of.localCandidates,
                 fingerprint: of.certificate.fingerprint, dtlsRole: role, endOfCandidates: true)
         }
+        // Transport-wide congestion control on, as with Janus and Chromium: every packet numbered and recorded.
         let media = ConnectionMedia(
             sender: VideoSenderConfiguration(
-                remote: left, rtcpMux: true, retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 7)
-            ),
+                remote: left, rtcpMux: true,
+                packetizer: RTPPacketizerConfiguration(transportSequenceNumberExtensionID: 3),
+                retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 7)),
             minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000)
         viewer.start(remote: remote(publisher, .client), media: nil, at: start)
         publisher.start(remote: remote(viewer, .server), media: media, at: start)

@@ -141,6 +141,8 @@ extension CapturerProbe {
             var stunIntegrityFailures: Int
             var mediaBlocked: Int
             var sendErrors: Int
+            /// Transport-wide congestion control: packets numbered, the endpoint's feedback and what it reported.
+            var transportWideCC: TransportWideCCStatistics
             /// The connection's figures in W3C webrtc-stats' names and shapes (times in seconds), as the publication
             /// ended.
             var stats: WebRTCStatsReport?
@@ -236,11 +238,19 @@ extension CapturerProbe {
                 lastFiveSecondsKbps: window, rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) },
                 stunIntegrityFailures: statistics.ice.integrityFailures,
                 mediaBlocked: statistics.transport.mediaBlocked,
-                sendErrors: sent.sendErrors, stats: stats)
+                sendErrors: sent.sendErrors, transportWideCC: statistics.transport.transportWideCC, stats: stats)
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
         }
 
         static func ms(_ duration: Duration) -> Double { duration.inMilliseconds.rounded(places: 1) }
+
+        /// The transport-wide congestion control line of the text report.
+        static func text(_ twcc: TransportWideCCStatistics) -> String {
+            guard twcc.isSending else { return "not negotiated" }
+            return "\(twcc.packetsSent) packets numbered (\(twcc.retransmissionsSent) RTX), "
+                + "\(twcc.feedbackReceived) feedback messages: \(twcc.packetsReportedReceived) received, "
+                + "\(twcc.packetsReportedLost) lost, \(twcc.bytesInFlight) bytes in flight"
+        }
 
         static func failure(_ error: WHIPPublishError) -> ProbeFailure {
             switch error {
@@ -279,6 +289,7 @@ extension CapturerProbe {
             key frames:  \(r.keyFramesSent) sent, \(r.keyFramesRequested) requested (\(r.plisReceived) PLI, \
             \(r.firsReceived) FIR, \(r.keyFrameRequestsThrottled) within 300 ms)
             RTT:         \(r.rttMs.map { "\($0) ms" } ?? "unknown")
+            TWCC:        \(Self.text(r.transportWideCC))
             errors:      \(r.sendErrors) send errors, \(r.mediaBlocked) packets with no path, \
             \(r.stunIntegrityFailures) STUN integrity failures
             """

@@ -82,7 +82,8 @@ extension CapturerProbe {
                 local: local, rtcpMux: parameters?.rtcpMux ?? false,
                 assembler: RTPReceiverConfiguration(payloadType: parameters?.payloadType ?? 96),
                 srtp: parameters?.crypto,
-                loss: loss.map { SimulatedLoss(percent: $0, seed: seed) }, outputPath: output)
+                loss: loss.map { SimulatedLoss(percent: $0, seed: seed) }, outputPath: output,
+                transportSequenceNumberExtensionID: parameters?.transportWideCCExtensionID)
             let receiver: VideoReceiver
             do {
                 receiver = try VideoReceiver(configuration: configuration)
@@ -139,6 +140,9 @@ extension CapturerProbe {
                 \(s.senderReportsReceived) sender reports received
                 stream:      jitter \(s.jitterMs.rounded(places: 2)) ms, \(s.bitrateKbps.rounded(places: 1)) kbit/s
                 """ + (r.output.map { "\noutput:      \($0)" } ?? "")
+                    + (s.transportFeedbackSent > 0
+                        ? "\nTWCC:        \(s.transportNumberedPackets) numbered packets, \(s.transportFeedbackSent) "
+                            + "feedback messages sent" : "")
         }
     }
 }

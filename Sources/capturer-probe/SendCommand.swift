@@ -40,6 +40,13 @@ extension CapturerProbe {
         @Flag(help: "Send RTCP on the RTP port (a=rtcp-mux).")
         var rtcpMux = false
 
+        @Flag(
+            help: """
+                Number every packet with the transport-wide sequence number (a=extmap:3, a=rtcp-fb transport-cc), \
+                for a receiver that feeds back (capturer-probe receive --sdp reads it).
+                """)
+        var transportCC = false
+
         @Option(help: ArgumentHelp("VP8 start bit rate in kbit/s (REMB and TMMBR move it).", valueName: "kbps"))
         var bitrate = 1_000
 
@@ -97,15 +104,21 @@ extension CapturerProbe {
             var rtcpSent: Int
             var rtcpMalformed: Int
             var glassToWireMs: LatencyRecorder.Summary
+            /// With --transport-cc: transport-wide feedback messages received, and what they reported.
+            var transportFeedbackReceived: Int?
+            var transportPacketsReportedReceived: Int?
+            var transportPacketsReportedLost: Int?
         }
 
         mutating func run() async throws {
             let remote = try SendSession.address(to)
             let keys = try SendSession.keys(srtp: srtp, base64: srtpKey)
-            let packetizer = RTPPacketizerConfiguration(maxPacketSize: mtu)
+            let packetizer = RTPPacketizerConfiguration(
+                maxPacketSize: mtu, transportSequenceNumberExtensionID: transportCC ? 3 : nil)
             let parameters = VideoSessionParameters(
                 address: remote.host, port: remote.port, rtcpPort: rtcpMux ? nil : remote.port &+ 1, rtcpMux: rtcpMux,
-                payloadType: packetizer.payloadType, framerate: request.fpsLimit, crypto: keys,
+                payloadType: packetizer.payloadType, framerate: request.fpsLimit,
+                transportWideCCExtensionID: packetizer.transportSequenceNumberExtensionID, crypto: keys,
                 ssrc: nil, cname: "capturer-probe", sessionName: "capturer-probe send")
             if let sdp { try OutputFile.write(Array(parameters.makeDescription().render().utf8), to: sdp) }
             if sdpOnly {
@@ -150,6 +163,7 @@ extension CapturerProbe {
             try await run.stop { await pipeline.stop() }
 
             let sent = sender.statistics
+            let twcc = sender.transportWideStatistics
             let encoded = pipeline.statistics
             let granted = run.configuration.granted
             let streamSeconds = Double(max(1, sent.frames)) / max(1, granted.fps)
@@ -164,7 +178,10 @@ extension CapturerProbe {
                 targetBitrateKbps: encoded.currentTargetKbps,
                 bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
                 rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) }, sendErrors: sent.sendErrors,
-                rtcpSent: sent.rtcpSent, rtcpMalformed: sent.rtcpMalformed, glassToWireMs: sent.glassToWire)
+                rtcpSent: sent.rtcpSent, rtcpMalformed: sent.rtcpMalformed, glassToWireMs: sent.glassToWire,
+                transportFeedbackReceived: twcc?.feedbackMessages,
+                transportPacketsReportedReceived: twcc?.packetsReportedReceived,
+                transportPacketsReportedLost: twcc?.packetsReportedLost)
             if global.json { try printJSON(result) } else { print(Self.text(result)) }
         }
 
@@ -182,7 +199,10 @@ extension CapturerProbe {
             \(r.rttMs.map { "\($0) ms" } ?? "unknown")
             latency:     glass to wire p50 \(r.glassToWireMs.p50Ms.rounded(places: 2)) ms, p99 \
             \(r.glassToWireMs.p99Ms.rounded(places: 2)) ms
-            errors:      \(r.sendErrors) send errors
+            errors:      \(r.sendErrors) send errors\(r.transportFeedbackReceived.map { feedback in
+                "\nTWCC:        \(feedback) feedback messages: \(r.transportPacketsReportedReceived ?? 0) received, "
+                    + "\(r.transportPacketsReportedLost ?? 0) lost"
+            } ?? "")
             """
         }
     }

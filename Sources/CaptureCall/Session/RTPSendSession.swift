@@ -10,6 +10,9 @@ package enum RTPSenderFeedback: Sendable, Hashable {
     case keyFrameRequest(KeyFrameRequestReason)
     /// A new target bit rate, from a REMB or TMMBR ceiling or the loss-based estimate under it.
     case targetBitrate(kbps: Int, reason: BitrateChangeReason)
+    /// What a transport-wide feedback message newly reported (only when the stream numbers its packets: see
+    /// ``RTPSendSession/transportWide``), for a congestion controller.
+    case transportFeedback(TransportFeedbackReport)
 }
 
 /// The RTP and RTCP logic of one sent video stream, with no I/O, no threads, no locks and no clock of its own: the
@@ -21,7 +24,11 @@ package enum RTPSenderFeedback: Sendable, Hashable {
 /// - ``receiveRTCP(_:length:nowNs:currentTargetKbps:output:)`` takes one (S)RTCP datagram from the peer: receiver
 ///   reports give the round-trip time and the loss, PLI and new FIRs become key-frame requests, REMB and TMMBR a
 ///   ceiling on the rate, generic NACKs are answered from the history (RTX, RFC 4588, when configured) through
-///   `output`. What the encoder must do comes out of ``pollFeedback()``.
+///   `output`, transport-wide feedback goes to ``transportWide``. What the encoder must do, and the transport-wide
+///   reports, come out of ``pollFeedback()``.
+/// - With ``transportWide`` (the packetizer configured with a transport-wide sequence number extension id), every
+///   packet sent, RTX included, carries the next transport-wide number, written before SRTP protection and recorded
+///   once the packet was handed to `output`.
 /// - ``sendReport(nowNs:bye:output:)`` builds a sender report with SDES (and BYE); ``nextReportNs`` says when the
 ///   next one is due (RFC 3550 §6.3.1: 0.5…1.5 times the interval), ``reportIfDue(nowNs:output:)`` sends it then.
 ///
@@ -33,8 +40,8 @@ package enum RTPSenderFeedback: Sendable, Hashable {
 ///
 /// ## Performance
 /// ``send(_:nowNs:output:)`` allocates nothing per packet in steady state: the packetizer lends one reusable buffer
-/// with SRTP trailer room, the history is a fixed ring, RTX packets are built in a buffer allocated once, and
-/// protection happens in place.
+/// with SRTP trailer room, the history is a fixed ring, RTX packets are built in a buffer allocated once, the
+/// transport-wide number is written in place and recorded in a fixed ring, and protection happens in place.
 package final class RTPSendSession {
     /// The configuration (``VideoSenderConfiguration/remote`` and ``VideoSenderConfiguration/rtcpMux`` are the
     /// owner's business).
@@ -65,15 +72,20 @@ package final class RTPSendSession {
     private var feedback: [RTPSenderFeedback] = []
     private let metrics: VideoSenderMetrics
     private let logger: Logger
+    /// Numbers every packet sent with the transport-wide sequence number and reads the peer's transport-wide
+    /// feedback; `nil` when the packetizer sends no such extension.
+    package let transportWide: TransportWideSender?
 
     /// Sets up SRTP (our keys for what we send, the peer's for its SRTCP) and the history; the first report is due
     /// half an interval after `nowNs`.
     ///
-    /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`.
+    /// Its metrics (`camera_rtp_sender_*`) go to `metricsFactory`. When the packetizer sends the transport-wide
+    /// sequence number extension, packets are numbered by `transportWide` (the transport's one counter, shared by
+    /// every stream on it), or by a sender of the session's own when it is `nil`.
     package init(
         configuration: VideoSenderConfiguration, nowNs: UInt64, clock: NTPClockMapping = NTPClockMapping(),
         logger: Logger = Logger(label: "capture.call.sender"),
-        metricsFactory: any MetricsFactory = MetricsSystem.factory
+        metricsFactory: any MetricsFactory = MetricsSystem.factory, transportWide: TransportWideSender? = nil
     ) throws(VideoSessionError) {
         var configuration = configuration
         if configuration.srtp != nil {
@@ -86,6 +98,9 @@ package final class RTPSendSession {
         self.clock = clock
         metrics = VideoSenderMetrics(deviceID: configuration.metricsDeviceID, factory: metricsFactory)
         packetizer = VP8Packetizer(configuration: configuration.packetizer)
+        self.transportWide = packetizer.configuration.transportSequenceNumberExtensionID.map { id in
+            transportWide ?? TransportWideSender(extensionID: id)
+        }
         loss = configuration.firstTransmissionLoss.map(PacketLossSimulator.init)
         schedule = RTCPInterval(intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: nowNs)
         feedback.reserveCapacity(8)
@@ -143,13 +158,25 @@ package final class RTPSendSession {
         var dropped = 0
         let history = history
         let srtp = srtp
+        let transportWide = transportWide
+        let ssrc = ssrc
         frame.bytes.withUnsafeBytes { payload in
             packetizer.packetize(
                 payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
                 isDroppable: frame.isDroppable, rotation: frame.rotation
             ) { (packet: inout OutgoingRTPPacket) in
                 history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
+                // The transport-wide number goes in now, before SRTP authenticates the header; the size recorded
+                // is the RTP packet's (no SRTP tag, no IP/UDP: see TransportWideSender).
+                var numbered: TransportWideSender?
+                if let transportWide, let offset = packet.transportSequenceNumberOffset {
+                    transportWide.stamp(packet.buffer, at: offset)
+                    numbered = transportWide
+                }
+                let rtpSize = packet.length
                 if loss?.shouldDrop() == true {
+                    // A simulated loss on the way: the packet counts as sent, so feedback reports it lost.
+                    numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
                     dropped += 1
                     return
                 }
@@ -162,6 +189,7 @@ package final class RTPSendSession {
                     }
                 }
                 if output(packet.bytes) {
+                    numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
                     packets += 1
                     bytes += packet.length
                 } else {
@@ -284,6 +312,10 @@ package final class RTPSendSession {
         case .genericNACK(_, let mediaSSRC, let entries) where mediaSSRC == ssrc:
             metrics.received(.nack)
             retransmit(entries, nowNs: nowNs, output: output)
+        case .transportFeedback(let message):
+            // The whole transport's feedback, whatever media SSRC it names.
+            guard let transportWide else { return }
+            feedback.append(.transportFeedback(transportWide.process(message, nowNs: nowNs)))
         default:
             break
         }
@@ -351,7 +383,8 @@ package final class RTPSendSession {
     /// Answers one generic NACK: each requested packet still in the history is sent again, wrapped in RTX (RFC 4588
     /// §4: the RTX payload type, SSRC and sequence number, then the original sequence number before the original
     /// payload) when an RTX payload type is configured, else as it was. Requests older than the history or the
-    /// maximum age, or for packets never sent, are counted and not served. Allocates nothing.
+    /// maximum age, or for packets never sent, are counted and not served. Each retransmission is a new packet on the
+    /// transport: its copy gets the next transport-wide number (written before protection). Allocates nothing.
     private func retransmit(_ entries: [RTCPNACKEntry], nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
         var requested = 0
         var sent = 0
@@ -387,6 +420,8 @@ package final class RTPSendSession {
                         errors += 1
                         continue
                     }
+                    let numbered = transportWide?.stamp(packet: rtxBuffer, length: length) == true
+                    let rtpSize = length
                     if let srtp {
                         do throws(SRTPError) {
                             try srtp.protectRTP(rtxBuffer, length: &length)
@@ -396,6 +431,12 @@ package final class RTPSendSession {
                         }
                     }
                     if output(UnsafeRawBufferPointer(rebasing: rtxBuffer[0..<length])) {
+                        if numbered {
+                            transportWide?.sent(
+                                size: rtpSize,
+                                ssrc: retransmission.rtxPayloadType == nil ? ssrc : retransmission.rtxSSRC,
+                                isRetransmission: true, nowNs: nowNs)
+                        }
                         sent += 1
                         sentBytes += length
                     } else {

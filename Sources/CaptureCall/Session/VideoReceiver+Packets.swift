@@ -38,7 +38,11 @@ extension VideoReceiver {
                     receiver.handleRTP(buffer, length: received.count, source: received.source, nowNs: nowNs)
                 }
             }
-            if !isRTCPOnly { receiver.sendReportIfDue(nowNs: nowNs) }
+            if !isRTCPOnly {
+                receiver.sendReportIfDue(nowNs: nowNs)
+                // The loop wakes at least every 50 ms: feedback leaves within that of its 100 ms deadline.
+                receiver.sendTransportFeedbackIfDue(nowNs: nowNs)
+            }
         }
     }
 
@@ -91,6 +95,11 @@ extension VideoReceiver {
             pipeline.receiveStatistics.update(
                 sequenceNumber: header.sequenceNumber, rtpTimestamp: header.timestamp, arrivalTimeNs: nowNs,
                 clockRate: 90_000)
+            if let id = configuration.transportSequenceNumberExtensionID,
+                let number = TransportSequenceNumberExtension.sequenceNumber(in: header, id: id)
+            {
+                pipeline.transportFeedback?.record(sequenceNumber: number, arrivalTimeNs: nowNs, mediaSSRC: header.ssrc)
+            }
             if pipeline.firstPacketNs == nil { pipeline.firstPacketNs = nowNs }
             pipeline.lastPacketNs = nowNs
             var update = PacketUpdate()

@@ -52,6 +52,31 @@ extension VideoReceiver {
         state.withLock { if sent { $0.receiverReportsSent += 1 } else { $0.sendErrors += 1 } }
     }
 
+    /// Sends the transport-wide feedback due at `nowNs` (each message in a compound packet of its own, led by an
+    /// empty receiver report) to the sender.
+    func sendTransportFeedbackIfDue(nowNs: UInt64) {
+        let due = pipeline.withLock { pipeline -> (SocketAddress, [RTCPTransportFeedback], Int)? in
+            guard let peer = pipeline.peer, let deadline = pipeline.transportFeedback?.nextDeadlineNs,
+                nowNs >= deadline, let messages = pipeline.transportFeedback?.poll(nowNs: nowNs)
+            else { return nil }
+            return (peer.rtcpAddress, messages, pipeline.transportFeedback?.statistics.packetsRecorded ?? 0)
+        }
+        guard let (address, messages, recorded) = due else { return }
+        var sent = 0
+        var errors = 0
+        for message in messages {
+            let ok = send(
+                [.receiverReport(RTCPReceiverReport(ssrc: configuration.ssrc)), .transportFeedback(message)],
+                to: address)
+            if ok { sent += 1 } else { errors += 1 }
+        }
+        state.withLock {
+            $0.transportNumberedPackets = recorded
+            $0.transportFeedbackSent += sent
+            $0.sendErrors += errors
+        }
+    }
+
     /// Sends a PLI (in a compound packet led by a receiver report, as RFC 4585 asks) to the sender.
     func sendPictureLossIndication() {
         let peer = pipeline.withLock { $0.peer }

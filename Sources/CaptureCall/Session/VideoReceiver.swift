@@ -6,7 +6,8 @@ internal import Foundation
 public import Logging
 
 /// The receiving end of a call: UDP → SRTP unprotect → VP8 reassembly → VP8 decoder, with RTCP receiver reports
-/// about once a second and a PLI whenever the reassembler needs a key frame.
+/// about once a second, a PLI whenever the reassembler needs a key frame and, when configured, transport-wide
+/// feedback every 100 ms.
 ///
 /// Frames reach the decoder only from the reassembler, which after any loss passes nothing until a key frame: a
 /// decoded frame never comes from a broken reference. Packets under the wrong SRTP key are counted and dropped
@@ -46,6 +47,8 @@ public final class VideoReceiver: Sendable {
         var schedule: RTCPInterval
         var firstPacketNs: UInt64?
         var lastPacketNs: UInt64 = 0
+        /// Arrivals of the sender's transport-wide sequence numbers, and the feedback they make (when configured).
+        var transportFeedback: TransportFeedbackGenerator?
     }
 
     let pipeline: Locked<Pipeline>
@@ -105,7 +108,13 @@ public final class VideoReceiver: Sendable {
                 assembler: VP8FrameAssembler(configuration: configuration.assembler), decoder: decoder,
                 outputPath: configuration.outputPath, loss: configuration.loss.map(PacketLossSimulator.init),
                 schedule: RTCPInterval(
-                    intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs())))
+                    intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs()),
+                transportFeedback: configuration.transportSequenceNumberExtensionID.flatMap { id in
+                    (1...14).contains(id)
+                        ? TransportFeedbackGenerator(
+                            configuration: TransportFeedbackGenerator.Configuration(senderSSRC: configuration.ssrc))
+                        : nil
+                }))
         let weak = WeakReceiver(receiver: self)
         activeThreads.withLock { $0 = configuration.rtcpMux ? 1 : 2 }
         Thread.detachNewThread {

@@ -22,13 +22,17 @@ public struct VideoReceiverConfiguration: Sendable {
     public var loss: SimulatedLoss?
     /// An IVF file to write the received (complete, decodable) frames to, or `nil`.
     public var outputPath: String?
+    /// The RFC 8285 id (1...14) under which the sender's packets carry the transport-wide sequence number
+    /// (`TransportSequenceNumberExtension`), or `nil`. With it, the receiver records each arriving packet's number
+    /// and sends transport-wide feedback (RTCP RTPFB 15) to the sender every 100 ms, for its congestion control.
+    public var transportSequenceNumberExtensionID: UInt8?
 
     /// Creates a configuration.
     public init(
         local: SocketAddress, rtcpMux: Bool = false, assembler: RTPReceiverConfiguration = .init(),
         ssrc: UInt32 = .random(in: .min ... .max), cname: String = "capturer-probe-receiver",
         rtcpInterval: Duration = .seconds(1), srtp: SRTPKeyingMaterial? = nil, loss: SimulatedLoss? = nil,
-        outputPath: String? = nil
+        outputPath: String? = nil, transportSequenceNumberExtensionID: UInt8? = nil
     ) {
         self.local = local
         self.rtcpMux = rtcpMux
@@ -39,5 +43,6 @@ public struct VideoReceiverConfiguration: Sendable {
         self.srtp = srtp
         self.loss = loss
         self.outputPath = outputPath
+        self.transportSequenceNumberExtensionID = transportSequenceNumberExtensionID
     }
 }

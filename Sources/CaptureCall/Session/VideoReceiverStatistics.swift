@@ -42,6 +42,11 @@ public struct VideoReceiverStatistics: Sendable, Hashable, Codable {
     public var strayPackets = 0
     /// RTCP packets the socket refused to send (counted; never fatal).
     public var sendErrors = 0
+    /// RTP packets recorded with a transport-wide sequence number (when configured; duplicates not counted), as of
+    /// the last feedback sent.
+    public var transportNumberedPackets = 0
+    /// Transport-wide feedback messages sent to the sender.
+    public var transportFeedbackSent = 0
 
     /// Creates empty statistics.
     public init() {}

@@ -74,11 +74,13 @@ extension VideoSender {
 }
 
 extension SendPipeline {
-    /// Does what the peer's RTCP asked: a key frame, or a new target rate.
+    /// Does what the peer's RTCP asked: a key frame, or a new target rate (transport-wide feedback is ignored).
     package func apply(_ feedback: RTPSenderFeedback) {
         switch feedback {
         case .keyFrameRequest(let reason): requestKeyFrame(reason: reason)
         case .targetBitrate(let kbps, let reason): _ = setTargetBitrate(kbps: kbps, reason: reason)
+        // Transport-wide feedback is for a congestion controller; the pipeline has none.
+        case .transportFeedback: break
         }
     }
 }

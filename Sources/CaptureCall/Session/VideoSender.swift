@@ -117,6 +117,11 @@ public final class VideoSender: EncodedFrameSink {
 
     /// Statistics so far.
     public var statistics: VideoSenderStatistics { session.withLock { $0.statistics } }
+    /// The transport-wide congestion control figures when the packetizer numbers the packets
+    /// (`RTPPacketizerConfiguration.transportSequenceNumberExtensionID`), else `nil`.
+    package var transportWideStatistics: TransportWideSender.Statistics? {
+        session.withLock { $0.transportWide?.statistics }
+    }
 
     /// Sends one RTP datagram (already protected) to the peer.
     func sendRTP(_ datagram: UnsafeRawBufferPointer) -> Bool {

@@ -17,6 +17,10 @@ public struct OutgoingRTPPacket {
     public let isFirstPacketOfFrame: Bool
     /// Whether this is the last packet of its frame (the marker bit is set).
     public let isLastPacketOfFrame: Bool
+    /// Where the two data bytes of the transport-wide sequence number element are in ``buffer`` (written 0), or
+    /// `nil` when the packetizer sends no such element
+    /// (``RTPPacketizerConfiguration/transportSequenceNumberExtensionID``).
+    public let transportSequenceNumberOffset: Int?
 
     /// The packet's bytes (`buffer[0..<length]`).
     public var bytes: UnsafeRawBufferPointer {

@@ -22,6 +22,11 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
     /// §15), sent on every packet with ``mid``, or `nil` to not send it. BUNDLE receivers such as Janus map packets to
     /// their m-line by it.
     public var midExtensionID: UInt8?
+    /// The RFC 8285 one-byte extension ID (1...14) for the transport-wide sequence number
+    /// (``TransportSequenceNumberExtension``, negotiated with `transport-cc`), or `nil` to not send it. When set,
+    /// every packet carries the element, its number left 0: the sender writes the transport-wide number in place
+    /// (at ``OutgoingRTPPacket/transportSequenceNumberOffset``) as it hands the packet out.
+    public var transportSequenceNumberExtensionID: UInt8?
     /// The m-line's `a=mid` value sent in the mid extension (1…16 bytes of UTF-8; longer values are not sent).
     public var mid: String
     /// Bytes kept free after each packet in its buffer, so SRTP can append its authentication tag in place.
@@ -32,7 +37,7 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
         maxPacketSize: Int = 1200, payloadType: UInt8 = 96, ssrc: UInt32 = .random(in: .min ... .max),
         initialSequenceNumber: UInt16 = .random(in: .min ... .max), initialPictureID: UInt16 = .random(in: 0...0x7FFF),
         videoOrientationExtensionID: UInt8? = nil, midExtensionID: UInt8? = nil, mid: String = "0",
-        trailerCapacity: Int = 16
+        trailerCapacity: Int = 16, transportSequenceNumberExtensionID: UInt8? = nil
     ) {
         self.maxPacketSize = maxPacketSize
         self.payloadType = payloadType
@@ -43,5 +48,6 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
         self.midExtensionID = midExtensionID
         self.mid = mid
         self.trailerCapacity = trailerCapacity
+        self.transportSequenceNumberExtensionID = transportSequenceNumberExtensionID
     }
 }

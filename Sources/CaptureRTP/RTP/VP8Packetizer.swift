@@ -7,7 +7,9 @@ public import CaptureCore
 /// video-orientation extension (3GPP TS 26.114; WebRTC also sends it on the last packet). When configured, every
 /// packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE receivers route by. Payload sizes are balanced the
 /// way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extensions included)
-/// differ by at most one byte. Nothing is allocated per frame or per packet.
+/// differ by at most one byte. When configured, every packet also carries the transport-wide sequence number element
+/// (``TransportSequenceNumberExtension``, after the mid), written 0 here: its sender numbers it as the packet leaves.
+/// Nothing is allocated per frame or per packet.
 ///
 /// Not thread-safe: use one packetizer from one thread (the encoder's).
 public final class VP8Packetizer {
@@ -26,8 +28,11 @@ public final class VP8Packetizer {
     private static let baseOverhead = RTPHeader.fixedSize + 4
     /// The mid extension's bytes (empty when not sent).
     private let midBytes: [UInt8]
-    /// The one-byte-header elements every packet carries (the mid element), in bytes.
+    /// The one-byte-header elements every packet carries (the mid and transport-wide sequence number elements), in
+    /// bytes.
     private let everyPacketElements: Int
+    /// Where the transport-wide sequence number's data bytes sit in every packet, when it is sent.
+    private let transportSequenceNumberOffset: Int?
 
     /// Creates a packetizer.
     public init(configuration: RTPPacketizerConfiguration) {
@@ -37,12 +42,20 @@ public final class VP8Packetizer {
         if let id = configuration.videoOrientationExtensionID, !(1...14).contains(id) {
             configuration.videoOrientationExtensionID = nil
         }
+        if let id = configuration.transportSequenceNumberExtensionID, !(1...14).contains(id) {
+            configuration.transportSequenceNumberExtensionID = nil
+        }
         let mid = Array(configuration.mid.utf8)
         if let id = configuration.midExtensionID, !(1...14).contains(id) || mid.isEmpty || mid.count > 16 {
             configuration.midExtensionID = nil
         }
         midBytes = configuration.midExtensionID == nil ? [] : mid
-        everyPacketElements = midBytes.isEmpty ? 0 : 1 + midBytes.count
+        let midElement = midBytes.isEmpty ? 0 : 1 + midBytes.count
+        let hasTransportSequenceNumber = configuration.transportSequenceNumberExtensionID != nil
+        everyPacketElements =
+            midElement + (hasTransportSequenceNumber ? TransportSequenceNumberExtension.oneByteElementSize : 0)
+        // The fixed header, the extension block's 4-byte header, the mid element, then this element's ID byte.
+        transportSequenceNumberOffset = hasTransportSequenceNumber ? RTPHeader.fixedSize + 4 + midElement + 1 : nil
         self.configuration = configuration
         nextSequenceNumber = configuration.initialSequenceNumber
         nextPictureID = configuration.initialPictureID & 0x7FFF
@@ -98,7 +111,8 @@ public final class VP8Packetizer {
             offset += size
             var packet = OutgoingRTPPacket(
                 buffer: buffer, length: length, sequenceNumber: nextSequenceNumber, rtpTimestamp: rtpTimestamp,
-                isFirstPacketOfFrame: isFirst, isLastPacketOfFrame: isLast)
+                isFirstPacketOfFrame: isFirst, isLastPacketOfFrame: isLast,
+                transportSequenceNumberOffset: transportSequenceNumberOffset)
             nextSequenceNumber &+= 1
             statistics.packets += 1
             statistics.payloadBytes += size
@@ -114,8 +128,8 @@ public final class VP8Packetizer {
         elements == 0 ? 0 : 4 + (elements + 3) / 4 * 4
     }
 
-    /// Writes the RTP header and its extensions (mid on every packet, CVO when `orientationID` is set); returns its
-    /// size.
+    /// Writes the RTP header and its extensions (mid and the transport-wide sequence number, 0 for now, on every
+    /// packet, CVO when `orientationID` is set); returns its size.
     private func writeHeader(marker: Bool, timestamp: UInt32, orientationID: UInt8?, rotation: VideoRotation) -> Int {
         let elements = everyPacketElements + (orientationID == nil ? 0 : 2)
         buffer[0] = 0x80 | (elements == 0 ? 0 : 0x10)
@@ -135,6 +149,10 @@ public final class VP8Packetizer {
                     from: mid)
             }
             offset += 1 + midBytes.count
+        }
+        if let id = configuration.transportSequenceNumberExtensionID {
+            offset += TransportSequenceNumberExtension.writeOneByteElement(
+                id: id, sequenceNumber: 0, into: buffer, at: offset)
         }
         if let orientationID {
             buffer[offset] = orientationID << 4  // length - 1 = 0: one data byte

@@ -28,6 +28,10 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
     public var rtcpFeedback: [String]
     /// The RTP header extension id of the video orientation extension, or `nil` when not used.
     public var videoOrientationExtensionID: UInt8?
+    /// The RTP header extension id of the transport-wide sequence number (``TransportSequenceNumberExtension``), or
+    /// `nil`: written as its `a=extmap` with `transport-cc` in the `a=rtcp-fb`, and read back only when both are
+    /// there (either alone does not turn transport-wide congestion control on).
+    public var transportWideCCExtensionID: UInt8?
     /// SDES keying (RFC 4568): when set the profile is `RTP/SAVP` with an `a=crypto` line.
     public var crypto: SRTPKeyingMaterial?
     /// The media SSRC (`a=ssrc:`), or `nil`.
@@ -42,8 +46,8 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
         address: String, port: UInt16, rtcpPort: UInt16? = nil, rtcpMux: Bool = false, payloadType: UInt8 = 96,
         codecName: String = "VP8", clockRate: UInt32 = 90000, framerate: Double? = nil,
         rtcpFeedback: [String] = VideoSessionParameters.defaultRTCPFeedback, videoOrientationExtensionID: UInt8? = nil,
-        crypto: SRTPKeyingMaterial? = nil, ssrc: UInt32? = nil, cname: String? = nil,
-        sessionName: String = "swift-camera-capture"
+        transportWideCCExtensionID: UInt8? = nil, crypto: SRTPKeyingMaterial? = nil, ssrc: UInt32? = nil,
+        cname: String? = nil, sessionName: String = "swift-camera-capture"
     ) {
         self.address = address
         self.port = port
@@ -55,6 +59,7 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
         self.framerate = framerate
         self.rtcpFeedback = rtcpFeedback
         self.videoOrientationExtensionID = videoOrientationExtensionID
+        self.transportWideCCExtensionID = transportWideCCExtensionID
         self.crypto = crypto
         self.ssrc = ssrc
         self.cname = cname
@@ -72,9 +77,14 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
         if let framerate { attributes.append(.init("framerate", Self.format(framerate))) }
         if let rtcpPort { attributes.append(.init("rtcp", "\(rtcpPort)")) }
         if rtcpMux { attributes.append(.init("rtcp-mux")) }
-        attributes += rtcpFeedback.map { .init("rtcp-fb", "\(pt) \($0)") }
+        var feedback = rtcpFeedback
+        if transportWideCCExtensionID != nil, !feedback.contains("transport-cc") { feedback.append("transport-cc") }
+        attributes += feedback.map { .init("rtcp-fb", "\(pt) \($0)") }
         if let id = videoOrientationExtensionID {
             attributes.append(.init("extmap", "\(id) \(Self.videoOrientationURI)"))
+        }
+        if let id = transportWideCCExtensionID {
+            attributes.append(.init("extmap", "\(id) \(TransportSequenceNumberExtension.uri)"))
         }
         if let crypto {
             attributes.append(.init("crypto", "1 \(crypto.profile.sdesName) inline:\(crypto.base64)"))
@@ -134,16 +144,20 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
             return parts[1]
         }
         var orientationID: UInt8?
+        var transportWideID: UInt8?
         for value in media.attributeValues("extmap") {
             let parts = value.split(separator: " ").map(String.init)
-            if parts.count >= 2, parts[1] == Self.videoOrientationURI {
+            if parts.count >= 2,
+                parts[1] == Self.videoOrientationURI || parts[1] == TransportSequenceNumberExtension.uri
+            {
                 // "<id>[/<direction>] <uri>"
                 guard let id = parts[0].split(separator: "/").first.flatMap({ UInt8($0) }) else {
                     throw fail(.malformedAttribute("extmap:\(value)"))
                 }
-                orientationID = id
+                if parts[1] == Self.videoOrientationURI { orientationID = id } else { transportWideID = id }
             }
         }
+        if !feedback.contains("transport-cc") { transportWideID = nil }
         var crypto: SRTPKeyingMaterial?
         if let value = media.attributeValues("crypto").first {
             crypto = try Self.parseCrypto(value)
@@ -163,7 +177,8 @@ public struct VideoSessionParameters: Sendable, Hashable, Codable {
         self.init(
             address: address, port: media.port, rtcpPort: rtcpPort, rtcpMux: media.hasAttribute("rtcp-mux"),
             payloadType: payloadType, codecName: codecName, clockRate: clockRate, framerate: framerate,
-            rtcpFeedback: feedback, videoOrientationExtensionID: orientationID, crypto: crypto, ssrc: ssrc,
+            rtcpFeedback: feedback, videoOrientationExtensionID: orientationID,
+            transportWideCCExtensionID: transportWideID, crypto: crypto, ssrc: ssrc,
             cname: cname, sessionName: description.sessionName)
     }
 

@@ -46,13 +46,17 @@ public struct ReceivedRTPPacket: Sendable, Hashable {
     /// The payload's first two bytes, big-endian (`nil` when shorter): an RTX packet's original sequence number
     /// (RFC 4588 §4).
     public var payloadHead: UInt16?
+    /// Its transport-wide sequence number, when the peer numbers its packets
+    /// (``WebRTCConnection/Remote/transportWideCCExtensionID``).
+    public var transportSequenceNumber: UInt16?
 
     /// Creates a description.
     public init(
         ssrc: UInt32, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool,
-        payloadLength: Int, payloadHead: UInt16? = nil
+        payloadLength: Int, payloadHead: UInt16? = nil, transportSequenceNumber: UInt16? = nil
     ) {
         self.payloadHead = payloadHead
+        self.transportSequenceNumber = transportSequenceNumber
         self.ssrc = ssrc
         self.payloadType = payloadType
         self.sequenceNumber = sequenceNumber

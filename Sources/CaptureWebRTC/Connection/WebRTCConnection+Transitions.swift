@@ -45,6 +45,7 @@ extension WebRTCConnection {
                     established.targetKbps = clamped
                     phase = .connected(established)
                     events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
+                case .transportFeedback(let report): onTransportFeedback(report, at: nowNs)
                 }
             }
         case .rtp:
@@ -58,6 +59,13 @@ extension WebRTCConnection {
             }
             let plain = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
             guard let packet = try? RTPPacket(parsing: plain) else { return }
+            let transportNumber = receiveTransportWideID.flatMap {
+                TransportSequenceNumberExtension.sequenceNumber(in: packet.header, id: $0)
+            }
+            if let transportNumber {
+                feedbackGenerator?.record(
+                    sequenceNumber: transportNumber, arrivalTimeNs: nowNs, mediaSSRC: packet.header.ssrc)
+            }
             let payload = packet.payloadRange
             let head =
                 payload.count >= 2
@@ -67,7 +75,8 @@ extension WebRTCConnection {
                     ReceivedRTPPacket(
                         ssrc: packet.header.ssrc, payloadType: packet.header.payloadType,
                         sequenceNumber: packet.header.sequenceNumber, timestamp: packet.header.timestamp,
-                        marker: packet.header.marker, payloadLength: payload.count, payloadHead: head)))
+                        marker: packet.header.marker, payloadLength: payload.count, payloadHead: head,
+                        transportSequenceNumber: transportNumber)))
         case .unknown:
             counters.unknownReceived += 1
         }
@@ -167,14 +176,19 @@ extension WebRTCConnection {
         let srtpIn: SRTPSession
         var media: RTPSendSession?
         var feedbackSRTCP: SRTPSession?
+        let feedbackSSRC = UInt32.random(in: 1...UInt32.max)
         do {
             srtpIn = try SRTPSession(role: .receiver, keyingMaterial: keys.remote, profile: keys.profile)
             if let configuration = handshake.media {
                 var sender = configuration.sender
                 sender.srtp = keys.local
                 sender.remoteSRTP = keys.remote
+                // The connection's one transport-wide counter (the session keeps it only if the id is valid).
                 media = try RTPSendSession(
-                    configuration: sender, nowNs: nowNs, clock: clock.ntpMapping, logger: logger)
+                    configuration: sender, nowNs: nowNs, clock: clock.ntpMapping, logger: logger,
+                    transportWide: sender.packetizer.transportSequenceNumberExtensionID.map {
+                        TransportWideSender(extensionID: $0)
+                    })
             } else {
                 feedbackSRTCP = try SRTPSession(role: .sender, keyingMaterial: keys.local, profile: keys.profile)
             }
@@ -182,12 +196,17 @@ extension WebRTCConnection {
             fail(WebRTCTransportError(.dtlsFailed, "SRTP setup failed: \(error)"))
             return
         }
+        transportWide = media?.transportWide
+        if receiveTransportWideID != nil {
+            feedbackGenerator = TransportFeedbackGenerator(
+                configuration: TransportFeedbackGenerator.Configuration(senderSSRC: feedbackSSRC))
+        }
         let range = handshake.media.map { $0.minBitrateKbps...$0.maxBitrateKbps } ?? 0...0
         phase = .connected(
             Established(
                 dtls: handshake.dtls, keys: keys, media: media, range: range,
                 targetKbps: handshake.media?.startBitrateKbps ?? 0, srtpIn: srtpIn,
-                feedbackSSRC: UInt32.random(in: 1...UInt32.max), feedbackSRTCP: feedbackSRTCP))
+                feedbackSSRC: feedbackSSRC, feedbackSRTCP: feedbackSRTCP))
         counters.dtlsConnectedAfter = .nanoseconds(Int64(clamping: nowNs &- startNs))
         logger.info("DTLS connected", metadata: ["profile": "\(keys.profile)"])
         events.append(.connected(keys))
@@ -271,15 +290,16 @@ extension WebRTCConnection {
         return bytes.withUnsafeBytes { transmits.append($0, from: source, to: destination) }
     }
 
-    /// Sends our own RTCP feedback (PLI, NACK) to the peer, protected with SRTCP: with the stream's session when
+    /// Sends our own RTCP feedback (PLI, NACK, transport-wide feedback) to the peer, protected with SRTCP: with the stream's session when
     /// we send one, else with the feedback session.
-    func sendFeedback(_ packets: [RTCPPacket]) {
-        guard case .connected(let established) = phase else { return }
+    /// Whether it went out.
+    @discardableResult
+    func sendFeedback(_ packets: [RTCPPacket]) -> Bool {
+        guard case .connected(let established) = phase else { return false }
         let route = mediaPath
         if let media = established.media {
-            _ = media.sendRTCP(packets) { sendMedia($0, route: route) }
-        } else {
-            _ = CaptureCall.sendRTCP(packets, protectingWith: established.feedbackSRTCP) { sendMedia($0, route: route) }
+            return media.sendRTCP(packets) { sendMedia($0, route: route) }
         }
+        return CaptureCall.sendRTCP(packets, protectingWith: established.feedbackSRTCP) { sendMedia($0, route: route) }
     }
 }

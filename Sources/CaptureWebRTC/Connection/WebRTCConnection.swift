@@ -45,9 +45,17 @@ public import Logging
 /// session packetizes and protects in reused buffers and the outgoing datagrams sit in a slab of reused slots
 /// (ChannelData framed in place on a relayed path).
 ///
+/// ## Transport-wide congestion control
+/// When negotiated (``ConnectionMedia``'s packetizer has the extension id), every RTP packet we send, RTX included,
+/// carries the connection's next transport-wide sequence number, written before SRTP and recorded with its send
+/// instant and RTP size; the peer's feedback becomes reports kept for a congestion controller and counted in
+/// ``statistics`` (``TransportWideCCStatistics``). When the peer numbers what it sends
+/// (``Remote/transportWideCCExtensionID``), we record each arrival and send feedback every 100 ms.
+///
 /// ## RFCs
 /// ICE (RFC 8445), consent (RFC 7675), TURN (RFC 8656), DTLS-SRTP (RFC 5763, RFC 5764), demultiplexing (RFC 7983),
-/// RTP/RTCP (RFC 3550, RFC 4585, RFC 5104), RTX (RFC 4588), VP8 payload (RFC 7741).
+/// RTP/RTCP (RFC 3550, RFC 4585, RFC 5104), RTX (RFC 4588), VP8 payload (RFC 7741), transport-wide congestion
+/// control (draft-holmer-rmcat-transport-wide-cc-extensions-01).
 public final class WebRTCConnection {
     /// How the connection gathers and connects.
     public struct Configuration: Sendable {
@@ -95,13 +103,20 @@ public final class WebRTCConnection {
         public var dtlsRole: DTLSRole
         /// Whether it said `a=end-of-candidates` (then ICE fails as soon as every pair has).
         public var endOfCandidates: Bool
+        /// The RFC 8285 id under which the peer's RTP carries the transport-wide sequence number (its `a=extmap` of
+        /// the draft-holmer URI, when the descriptions also agreed `transport-cc`), or `nil`. With it, each packet
+        /// that arrives is recorded and transport-wide feedback (RTCP RTPFB 15) goes back every 100 ms, protected
+        /// with SRTCP like our other RTCP. (What we send is numbered when ``ConnectionMedia``'s packetizer has an
+        /// id: in a BUNDLE the two are the same negotiated id.)
+        public var transportWideCCExtensionID: UInt8?
 
         /// Creates a description of the peer.
         public init(
             credentials: ICECredentials, candidates: [ICECandidate], fingerprint: DTLSFingerprint, dtlsRole: DTLSRole,
-            endOfCandidates: Bool = false
+            endOfCandidates: Bool = false, transportWideCCExtensionID: UInt8? = nil
         ) {
             self.endOfCandidates = endOfCandidates
+            self.transportWideCCExtensionID = transportWideCCExtensionID
             self.credentials = credentials
             self.candidates = candidates
             self.fingerprint = fingerprint
@@ -199,6 +214,18 @@ public final class WebRTCConnection {
     var dtlsRole: DTLSRole?
     /// The stream's SSRCs and last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
     var finalStream: SentStream?
+    /// The id the peer's packets carry the transport-wide sequence number under (from ``Remote``).
+    var receiveTransportWideID: UInt8?
+    /// Numbers what we send and reads the peer's transport-wide feedback: the connection's one counter, shared with
+    /// the stream's RTP session (`nil` unless negotiated). Kept after the connected phase, for its figures.
+    var transportWide: TransportWideSender?
+    /// Records the peer's transport-wide numbers and makes our feedback (`nil` unless the peer numbers its packets).
+    /// A stored property, not part of ``phase``: it is mutated in place per packet, never copied.
+    var feedbackGenerator: TransportFeedbackGenerator?
+    /// The last transport-wide feedback reports, for a congestion controller (see `onTransportFeedback(_:at:)`).
+    var transportReports = TransportReportBuffer(capacity: 16)
+    /// Transport-wide feedback messages we sent.
+    var transportFeedbackSent = 0
     let logger: Logger
 
     /// Creates a connection that gathers from `configuration`'s addresses and servers (from the first
@@ -241,7 +268,11 @@ public final class WebRTCConnection {
     /// Whether every STUN and TURN server answered or gave up.
     public var isGatheringComplete: Bool { ice.isGatheringComplete }
     /// The figures so far.
-    public var statistics: WebRTCTransportStatistics { counters }
+    public var statistics: WebRTCTransportStatistics {
+        var statistics = counters
+        statistics.transportWideCC = transportWideStatistics
+        return statistics
+    }
     /// ICE's state now.
     public var iceState: ICEState { ice.state }
     /// The ICE agent's figures.
@@ -267,6 +298,7 @@ public final class WebRTCConnection {
         let nowNs = clock.nanoseconds(at: now)
         startNs = nowNs
         dtlsRole = remote.dtlsRole
+        receiveTransportWideID = remote.transportWideCCExtensionID.flatMap { (1...14).contains($0) ? $0 : nil }
         ice.setRemote(credentials: remote.credentials)
         for candidate in remote.candidates { ice.addRemoteCandidate(candidate) }
         if remote.endOfCandidates { ice.endOfCandidates() }
@@ -377,8 +409,8 @@ public final class WebRTCConnection {
         advance(nowNs: nowNs)
     }
 
-    /// Runs the timers due at `now`: ICE's checks, consent and TURN refreshes, DTLS retransmissions, and the next
-    /// sender report.
+    /// Runs the timers due at `now`: ICE's checks, consent and TURN refreshes, DTLS retransmissions, the next sender
+    /// report and the next transport-wide feedback.
     public func handleTimeout(at now: ContinuousClock.Instant) {
         let nowNs = clock.nanoseconds(at: now)
         ice.handleTimeout(nowNs: nowNs)
@@ -390,6 +422,7 @@ public final class WebRTCConnection {
                 let route = mediaRoute()
                 media.reportIfDue(nowNs: nowNs) { sendMedia($0, route: route) }
             }
+            sendTransportFeedbackIfDue(nowNs: nowNs)
         case .new, .failed, .closed: break
         }
         advance(nowNs: nowNs)
@@ -416,6 +449,7 @@ public final class WebRTCConnection {
         case .connected(let established):
             consider(established.dtls.nextTimeoutNs.map { UInt64(max(0, $0)) })
             consider(established.media?.nextReportNs)
+            consider(feedbackGenerator?.nextDeadlineNs)
         case .new, .failed, .closed: break
         }
         return next.map { clock.instant(atNanoseconds: $0) }

@@ -121,9 +121,9 @@ public final class WHIPPublisher: Sendable {
             fingerprint: transport.certificate.fingerprint.sdpValue, streamID: "capturer-probe", trackID: "camera",
             cname: cname, ssrc: ssrc,
             rtx: configuration.retransmission ? PublishOffer.Retransmission(ssrc: rtxSSRC) : nil,
-            // No transport-wide sequence numbers are sent yet, so transport-cc is not offered (nor its feedback).
-            extensionIDs: PublishOffer.HeaderExtensionIDs(transportWideCC: nil),
-            rtcpFeedback: PublishOffer.defaultRTCPFeedback.filter { $0 != "transport-cc" },
+            // mid 1, video orientation 2, the transport-wide sequence number 3 (Chromium's ids), and transport-cc.
+            extensionIDs: PublishOffer.HeaderExtensionIDs(),
+            rtcpFeedback: PublishOffer.defaultRTCPFeedback,
             candidates: candidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate,
             // More may be trickled after the answer (the endpoint's Link servers): end-of-candidates comes by PATCH.
             endOfCandidates: false
@@ -150,7 +150,7 @@ public final class WHIPPublisher: Sendable {
         let packetizer = RTPPacketizerConfiguration(
             maxPacketSize: configuration.maxPacketSize, payloadType: answer.payloadType, ssrc: ssrc,
             videoOrientationExtensionID: orientationID, midExtensionID: answer.extensionIDs[Self.midURI],
-            mid: answer.mid ?? "0")
+            mid: answer.mid ?? "0", transportSequenceNumberExtensionID: answer.transportWideCCExtensionID)
         let answersNACK = answer.rtcpFeedback.contains("nack")
         let retransmission: RetransmissionConfiguration? =
             configuration.retransmission && answersNACK
@@ -199,7 +199,11 @@ public final class WHIPPublisher: Sendable {
             throw .invalidState("stopped while connecting")
         }
         logger.info(
-            "publishing", metadata: ["resource": "\(whip.resourceURL)", "rtx": "\(retransmission != nil)"])
+            "publishing",
+            metadata: [
+                "resource": "\(whip.resourceURL)", "rtx": "\(retransmission != nil)",
+                "twcc": "\(answer.transportWideCCExtensionID != nil)",
+            ])
         return pipeline
     }
 
@@ -260,7 +264,7 @@ public final class WHIPPublisher: Sendable {
         return WebRTCTransport.Remote(
             credentials: ICECredentials(ufrag: answer.iceUfrag, password: answer.icePassword),
             candidates: candidates, fingerprint: fingerprint, dtlsRole: role,
-            endOfCandidates: answer.endOfCandidates)
+            endOfCandidates: answer.endOfCandidates, transportWideCCExtensionID: answer.transportWideCCExtensionID)
     }
 
     /// The STUN servers among `servers` (the user's by default), resolved.

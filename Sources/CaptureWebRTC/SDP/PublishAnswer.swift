@@ -70,6 +70,17 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
     /// Whether the video section has `a=rtcp-mux`.
     public var rtcpMux: Bool
 
+    /// The id of the transport-wide sequence number extension when transport-wide congestion control is on: the
+    /// answer accepted both the extension (`a=extmap` of
+    /// `http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`, an id in 1...14 for the one-byte
+    /// form) and `transport-cc` in the VP8 `a=rtcp-fb`; otherwise `nil` (neither alone turns it on).
+    public var transportWideCCExtensionID: UInt8? {
+        guard rtcpFeedback.contains("transport-cc"),
+            let id = extensionIDs[TransportSequenceNumberExtension.uri], (1...14).contains(id)
+        else { return nil }
+        return id
+    }
+
     /// Creates an answer from its parts.
     public init(
         iceUfrag: String, icePassword: String, iceLite: Bool = false, candidates: [String] = [],

@@ -4,7 +4,8 @@ internal import CaptureRTP
 
 /// The preview's answer to a `ViewerOffer`: a send-only VP8 section built like the publisher's offer
 /// (`PublishOffer`: declared SSRCs, RTX, the feedback we act on), then made an answer: our DTLS `setup`, only the
-/// header extensions the viewer offered, with its ids, and no offer-only attributes.
+/// header extensions the viewer offered, with its ids (the transport-wide sequence number only when it offered
+/// `transport-cc` too, which the answer then lists in `a=rtcp-fb`), and no offer-only attributes.
 ///
 /// `package`: CapturePreview's session renders it; it is not API.
 package struct ViewerAnswer {
@@ -44,8 +45,10 @@ package struct ViewerAnswer {
             extensionIDs: PublishOffer.HeaderExtensionIDs(
                 mid: offer.extensionIDs[PublishOffer.midExtensionURI],
                 videoOrientation: offer.extensionIDs[PublishOffer.videoOrientationExtensionURI],
-                transportWideCC: nil),
-            rtcpFeedback: ["goog-remb", "ccm fir", "nack", "nack pli"], candidates: candidates)
+                transportWideCC: offer.transportWideCCExtensionID),
+            rtcpFeedback: ["goog-remb"] + (offer.transportWideCCExtensionID == nil ? [] : ["transport-cc"])
+                + ["ccm fir", "nack", "nack pli"],
+            candidates: candidates)
         var description = publish.makeDescription()
         description.attributes.removeAll { $0.name == "ice-options" }
         for index in description.media.indices {

@@ -2,7 +2,8 @@ internal import CaptureRTP
 
 /// A WHEP viewer's offer (a browser's `RTCPeerConnection` with a receive-only video transceiver), parsed for what the
 /// preview's answer needs: ICE credentials and candidates, the DTLS fingerprint and setup, the VP8 and RTX payload
-/// types, the mid and the header extension ids the browser offered.
+/// types, the mid, the header extension ids the browser offered, and whether it offered transport-wide congestion
+/// control.
 package struct ViewerOffer: Sendable, Hashable, Codable {
     /// The offer's ICE ufrag.
     package var iceUfrag: String
@@ -20,6 +21,10 @@ package struct ViewerOffer: Sendable, Hashable, Codable {
     package var rtxPayloadType: UInt8?
     /// Header extension ids by URI.
     package var extensionIDs: [String: UInt8]
+    /// The id of the transport-wide sequence number extension when the browser offered both it and `transport-cc`
+    /// in the VP8 `a=rtcp-fb` (Chromium and Firefox do): our packets to it then carry the number, and it sends
+    /// transport-wide feedback. `nil` otherwise.
+    package var transportWideCCExtensionID: UInt8?
     /// Candidate attribute values (mDNS `.local` ones included; the agent learns those peers from their checks).
     package var candidates: [String]
 
@@ -58,6 +63,12 @@ package struct ViewerOffer: Sendable, Hashable, Codable {
         payloadType = vp8
         rtxPayloadType = video.rtxPayloadType(for: vp8, among: maps)
         extensionIDs = extensions
+        let vp8Name = String(vp8)
+        let offersTransportCC = video.attributeValues("rtcp-fb").contains { value in
+            let parts = value.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && (parts[0] == vp8Name || parts[0] == "*") && parts[1] == "transport-cc"
+        }
+        transportWideCCExtensionID = offersTransportCC ? extensions[TransportSequenceNumberExtension.uri] : nil
         candidates = video.attributeValues("candidate")
     }
 }

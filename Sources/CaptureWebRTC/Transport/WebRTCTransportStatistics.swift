@@ -26,6 +26,8 @@ public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     public var iceConnectedAfter: Duration?
     /// From the start (the peer's description taken) to DTLS connected, once it is.
     public var dtlsConnectedAfter: Duration?
+    /// Transport-wide congestion control: packets numbered, feedback both ways, bytes in flight.
+    public var transportWideCC = TransportWideCCStatistics()
 
     /// Creates empty statistics.
     public init() {}

@@ -34,6 +34,8 @@ struct JanusPublishTests {
         var endOfCandidatesSent: Bool
         var patchesRefused: Int
         var patchesFailed: Int
+        /// Transport-wide congestion control, both halves.
+        var transportWideCC: TransportWideCCStatistics?
         /// The W3C webrtc-stats report as the publication ended.
         var stats: WebRTCStatsReport?
     }
@@ -114,6 +116,16 @@ struct JanusPublishTests {
             #expect(inbound.keyFramesDecoded >= 1)
             #expect(report.sendErrors == 0)
             #expect(report.rembsReceived >= 1, "Janus's REMB (the room's bit rate) reached us")
+            // Janus's answer accepts the transport-wide sequence number and transport-cc (the room's
+            // transport_wide_cc_ext, on by default), so it numbers nothing but feeds back every twcc_period (200 ms).
+            let twcc = try #require(report.transportWideCC)
+            print(
+                "publish TWCC: \(twcc.packetsSent) numbered, \(twcc.feedbackReceived) feedback messages in 8 s, "
+                    + "\(twcc.packetsReportedReceived) reported received, \(twcc.packetsReportedLost) lost, "
+                    + "\(twcc.ignoredStatuses) ignored, \(twcc.bytesInFlight) bytes in flight")
+            #expect(twcc.isSending && twcc.packetsSent >= report.packets)
+            #expect(twcc.feedbackReceived >= 20, "Janus's feedback, about 5 a second")
+            #expect(twcc.packetsReportedReceived >= report.packets * 9 / 10)
             // The offer leaves candidates open (trickle); simple-whip-server takes the end-of-candidates PATCH.
             #expect(report.endOfCandidatesSent && report.patchesRefused == 0 && report.patchesFailed == 0)
             // The W3C report says the same, and Janus's receiver reports fill remote-inbound-rtp.

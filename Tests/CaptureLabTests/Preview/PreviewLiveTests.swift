@@ -6,6 +6,7 @@ import CapturePreview
 import CaptureRTP
 import CaptureTestSupport
 import CaptureVP8
+import CaptureWebRTC
 import Foundation
 import Testing
 
@@ -62,17 +63,38 @@ struct PreviewLiveTests {
         let preview = try await Preview.start(width: width, height: height)
         let screenshot = Self.artifacts().appendingPathComponent(
             width == 640 ? "preview-page.png" : "preview-page-\(width)x\(height).png")
+        // Chromium offers the transport-wide sequence number and transport-cc: sample its feedback while it plays.
+        let session = preview.session
+        let sampling = Task {
+            var best = TransportWideCCStatistics()
+            while !Task.isCancelled {
+                for twcc in session.viewersTransportWideCC where twcc.feedbackReceived > best.feedbackReceived {
+                    best = twcc
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+            return best
+        }
         let report: HeadlessChromium.PreviewReport
         do {
             report = try await HeadlessChromium.run(
                 page: { "http://127.0.0.1:\(preview.port)/?seconds=6&snapshot=1&report=\($0)/result" },
                 screenshot: screenshot)
         } catch {
+            sampling.cancel()
             await preview.stop()
             throw error
         }
+        sampling.cancel()
+        let twcc = await sampling.value
         await preview.stop()
         print(Self.describe("preview \(width)x\(height)", report))
+        print(
+            "preview TWCC: \(twcc.packetsSent) numbered, \(twcc.feedbackReceived) feedback messages from Chromium, "
+                + "\(twcc.packetsReportedReceived) reported received, \(twcc.packetsReportedLost) lost, "
+                + "\(twcc.ignoredStatuses) ignored")
+        #expect(twcc.isSending && twcc.feedbackReceived >= 20, "Chromium's feedback, about 10 a second")
+        #expect(twcc.packetsReportedReceived >= twcc.packetsSent * 9 / 10)
         print("preview: screenshot kept at \(screenshot.path)")
         #expect(report.error == nil)
         #expect(report.width == width && report.height == height)

@@ -14,17 +14,23 @@ class SimulatedConnection: VirtualPeer {
     let connection: WebRTCConnection
     let address: SocketAddress
     var events: [(at: ContinuousClock.Instant, event: ConnectionEvent)] = []
+    /// Every transport-wide feedback report the connection made, taken as they come.
+    var transportReports: [TransportFeedbackReport] = []
     var now: ContinuousClock.Instant
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
 
+    static let monotonicBase: Int64 = 1_000_000_000_000
+    let start: ContinuousClock.Instant
+
     init(role: ICERole, address: SocketAddress, start: ContinuousClock.Instant) throws {
         self.address = address
+        self.start = start
         now = start
         connection = WebRTCConnection(
             configuration: WebRTCConnection.Configuration(role: role, hostAddresses: [address]),
             certificate: try DTLSCertificate(),
             clock: MediaClock(
-                epoch: start, monotonicNanoseconds: 1_000_000_000_000,
+                epoch: start, monotonicNanoseconds: UInt64(Self.monotonicBase),
                 ntp: NTPTimestamp(rawValue: 0xE000_0000_0000_0000)))
     }
 
@@ -63,16 +69,25 @@ class SimulatedConnection: VirtualPeer {
             events.append((now, event))
             react(to: event)
         }
+        while let report = connection.pollTransportFeedback() { transportReports.append(report) }
+    }
+
+    /// The media clock's nanoseconds at `instant` (both peers share one: 10¹² ns at the start).
+    func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        let (seconds, attoseconds) = start.duration(to: instant).components
+        return Self.monotonicBase + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// A subclass's reaction to an event (sending frames, asking for retransmissions).
     func react(to event: ConnectionEvent) {}
 
-    /// The remote description of this peer, for the other one.
-    func remote(dtlsRole: DTLSRole) -> WebRTCConnection.Remote {
+    /// The remote description of this peer, for the other one (numbering its packets under
+    /// `transportWideCCExtensionID`, when given).
+    func remote(dtlsRole: DTLSRole, transportWideCCExtensionID: UInt8? = nil) -> WebRTCConnection.Remote {
         WebRTCConnection.Remote(
             credentials: connection.localCredentials, candidates: connection.localCandidates,
-            fingerprint: connection.certificate.fingerprint, dtlsRole: dtlsRole, endOfCandidates: true)
+            fingerprint: connection.certificate.fingerprint, dtlsRole: dtlsRole, endOfCandidates: true,
+            transportWideCCExtensionID: transportWideCCExtensionID)
     }
 
     /// When the connection reported itself connected, if it did.
@@ -108,9 +123,13 @@ final class SimulatedPublisher: SimulatedConnection {
         try super.init(role: .controlling, address: address, start: start)
     }
 
-    static var media: ConnectionMedia {
+    static var media: ConnectionMedia { media(transportWideCCExtensionID: nil) }
+
+    /// The stream, with transport-wide sequence numbers under `transportWideCCExtensionID` when given.
+    static func media(transportWideCCExtensionID: UInt8?) -> ConnectionMedia {
         var packetizer = RTPPacketizerConfiguration()
         packetizer.ssrc = ssrc
+        packetizer.transportSequenceNumberExtensionID = transportWideCCExtensionID
         return ConnectionMedia(
             sender: VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9), rtcpMux: true, packetizer: packetizer,
@@ -165,6 +184,10 @@ final class SimulatedViewer: SimulatedConnection {
     var recovered = Set<UInt16>()
     var rtxReceived = 0
     var mediaPackets = 0
+    /// Each transport-wide number received, when it arrived, and whether it came on the RTX SSRC.
+    var transportArrivals: [UInt16: (at: ContinuousClock.Instant, isRTX: Bool)] = [:]
+    /// Packets received with a transport-wide number (duplicates included).
+    var transportNumbered = 0
 
     init(address: SocketAddress, start: ContinuousClock.Instant) throws {
         try super.init(role: .controlled, address: address, start: start)
@@ -196,6 +219,10 @@ final class SimulatedViewer: SimulatedConnection {
 
     override func react(to event: ConnectionEvent) {
         guard case .rtpReceived(let packet) = event else { return }
+        if let number = packet.transportSequenceNumber {
+            transportNumbered += 1
+            transportArrivals[number] = (now, packet.ssrc == SimulatedPublisher.rtxSSRC)
+        }
         if packet.ssrc == SimulatedPublisher.rtxSSRC {
             rtxReceived += 1
             if let original = packet.payloadHead {

@@ -25,16 +25,20 @@ struct WholeConnectionTests {
 
         init(
             seed: UInt64, link: LinkConfiguration = LinkConfiguration(delay: .milliseconds(20)),
-            forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5)
+            forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5), transportWideCC: Bool = false
         ) throws {
             network = SimulatedNetwork(seed: seed, start: start, defaultLink: link)
             if let forward { network.setLink(from: publisherAddress, to: viewerAddress, forward) }
             loop = VirtualTimeLoop(network: network, now: start)
             publisher = try SimulatedPublisher(address: publisherAddress, start: start, stopAt: start + mediaFor)
             viewer = try SimulatedViewer(address: viewerAddress, start: start)
-            viewer.connection.start(remote: publisher.remote(dtlsRole: .client), media: nil, at: start)
+            // Transport-wide congestion control, as negotiated in a BUNDLE: one id both ways (3, as Chromium's).
+            let twcc: UInt8? = transportWideCC ? 3 : nil
+            viewer.connection.start(
+                remote: publisher.remote(dtlsRole: .client, transportWideCCExtensionID: twcc), media: nil, at: start)
             publisher.connection.start(
-                remote: viewer.remote(dtlsRole: .server), media: SimulatedPublisher.media, at: start)
+                remote: viewer.remote(dtlsRole: .server),
+                media: SimulatedPublisher.media(transportWideCCExtensionID: twcc), at: start)
         }
 
         @discardableResult
