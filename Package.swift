@@ -142,12 +142,13 @@ let package = Package(
         // SDP offers and answers, WHIP publishing; built on the call layer's pipeline, RTP and SRTP. The WHIP client's
         // HTTP is our own HTTP/1.1 client on NIO (NIOPosix's ClientBootstrap, NIOHTTP1's codec) with a TLS handler on
         // OpenSSL's memory BIOs (CSSL), imported `internal`: no NIO or OpenSSL type in this module's API. The media
-        // path does not touch NIO (CaptureNet's sockets).
+        // path does not touch NIO (CaptureNet's sockets). CaptureCongestion: the send-side estimate the connection
+        // feeds with transport-wide feedback.
         .target(
             name: "CaptureWebRTC",
             dependencies: [
                 "CaptureCore", "CaptureNet", "CaptureRTP", "CaptureICE", "CaptureDTLS", "CaptureVP8", "CaptureCall",
-                "CSSL",
+                "CaptureCongestion", "CSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),

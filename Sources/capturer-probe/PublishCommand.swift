@@ -48,6 +48,13 @@ extension CapturerProbe {
         @Option(help: "Which candidates to offer: all, or relay (only relayed ones, through a TURN server).")
         var iceTransportPolicy: ICETransportPolicy = .all
 
+        @Option(
+            help: """
+                What steers the bit rate: receiver-reports (loss, under REMB), or transport-wide (the send-side \
+                estimate from TWCC feedback, when the endpoint negotiates it; no pacer yet).
+                """)
+        var congestionControl: CongestionControlMode = .receiverReports
+
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
 
@@ -162,7 +169,8 @@ extension CapturerProbe {
                     maxBitrateKbps: max(bitrate, 2_500), retransmission: !noRetransmission,
                     firstTransmissionLoss: loss.map { SimulatedLoss(percent: $0, seed: seed) },
                     connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
-                    metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy))
+                    metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy,
+                    congestionControl: congestionControl))
             let interrupted = InterruptFlag()
             let signals = interrupted.watch([SIGINT, SIGTERM])
             defer { for source in signals { source.cancel() } }
@@ -250,6 +258,7 @@ extension CapturerProbe {
             return "\(twcc.packetsSent) packets numbered (\(twcc.retransmissionsSent) RTX), "
                 + "\(twcc.feedbackReceived) feedback messages: \(twcc.packetsReportedReceived) received, "
                 + "\(twcc.packetsReportedLost) lost, \(twcc.bytesInFlight) bytes in flight"
+                + (twcc.estimatedBitrate.map { "; estimate \($0 / 1_000) kbit/s (\(twcc.limitation ?? "-"))" } ?? "")
         }
 
         static func failure(_ error: WHIPPublishError) -> ProbeFailure {
@@ -298,3 +307,4 @@ extension CapturerProbe {
 }
 
 extension ICETransportPolicy: ExpressibleByArgument {}
+extension CongestionControlMode: ExpressibleByArgument {}

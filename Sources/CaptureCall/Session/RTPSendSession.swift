@@ -8,11 +8,16 @@ package import Logging
 package enum RTPSenderFeedback: Sendable, Hashable {
     /// A key frame, for a PLI or a new FIR (already rate-limited to one per 300 ms, WebRTC's rule).
     case keyFrameRequest(KeyFrameRequestReason)
-    /// A new target bit rate, from a REMB or TMMBR ceiling or the loss-based estimate under it.
+    /// A new target bit rate, from a REMB or TMMBR ceiling or the loss-based estimate under it (without
+    /// ``VideoSenderConfiguration/lossBasedRateControl``, as a WebRTC connection with its own congestion controller
+    /// configures it, the receiver's ceiling as it came).
     case targetBitrate(kbps: Int, reason: BitrateChangeReason)
     /// What a transport-wide feedback message newly reported (only when the stream numbers its packets: see
     /// ``RTPSendSession/transportWide``), for a congestion controller.
     case transportFeedback(TransportFeedbackReport)
+    /// A round-trip time measured from a receiver report (only with ``RTPSendSession/transportWide``), for a
+    /// congestion controller.
+    case roundTripTime(Duration)
 }
 
 /// The RTP and RTCP logic of one sent video stream, with no I/O, no threads, no locks and no clock of its own: the
@@ -353,6 +358,7 @@ package final class RTPSendSession {
                 rttNs = seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
             }
             metrics.received(.report(fractionLost: Double(block.fractionLost) / 256, roundTripNs: rttNs))
+            if transportWide != nil, let rtt { feedback.append(.roundTripTime(rtt)) }
             if configuration.lossBasedRateControl, let currentTargetKbps {
                 applyLoss(Double(block.fractionLost) / 256, currentKbps: currentTargetKbps, nowNs: nowNs)
             }

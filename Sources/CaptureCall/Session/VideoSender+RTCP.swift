@@ -79,8 +79,8 @@ extension SendPipeline {
         switch feedback {
         case .keyFrameRequest(let reason): requestKeyFrame(reason: reason)
         case .targetBitrate(let kbps, let reason): _ = setTargetBitrate(kbps: kbps, reason: reason)
-        // Transport-wide feedback is for a congestion controller; the pipeline has none.
-        case .transportFeedback: break
+        // Transport-wide feedback and round-trip times are for a congestion controller; the pipeline has none.
+        case .transportFeedback, .roundTripTime: break
         }
     }
 }

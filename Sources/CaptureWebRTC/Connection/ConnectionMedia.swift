@@ -14,10 +14,16 @@ public struct ConnectionMedia: Sendable {
     public var maxBitrateKbps: Int
     /// The encoder's rate at the start, in kbit/s (the loss-based estimate moves from it).
     public var startBitrateKbps: Int
+    /// What steers the rate within the range.
+    public var congestionControl: CongestionControlMode
 
     /// Creates a description.
-    public init(sender: VideoSenderConfiguration, minBitrateKbps: Int, maxBitrateKbps: Int, startBitrateKbps: Int) {
+    public init(
+        sender: VideoSenderConfiguration, minBitrateKbps: Int, maxBitrateKbps: Int, startBitrateKbps: Int,
+        congestionControl: CongestionControlMode = .receiverReports
+    ) {
         self.sender = sender
+        self.congestionControl = congestionControl
         self.minBitrateKbps = minBitrateKbps
         self.maxBitrateKbps = max(minBitrateKbps, maxBitrateKbps)
         self.startBitrateKbps = min(max(startBitrateKbps, minBitrateKbps), self.maxBitrateKbps)

@@ -1,4 +1,5 @@
 internal import CaptureCall
+internal import CaptureCongestion
 internal import CaptureDTLS
 internal import CaptureICE
 internal import CaptureRTP
@@ -37,6 +38,7 @@ extension WebRTCConnection {
             pairStats.responsesReceived = iceFigures.successes + iceFigures.consentResponsesReceived
             pairStats.responsesSent = iceFigures.responsesSent
             pairStats.consentRequestsSent = iceFigures.consentRequestsSent
+            pairStats.availableOutgoingBitrate = congestion.map { Double($0.estimator.targetBitrate) }
             report.transport.selectedCandidatePairId = pairStats.id
             report.candidatePair = pairStats
             report.localCandidate = RTCIceCandidateStats(pair.local, local: true)

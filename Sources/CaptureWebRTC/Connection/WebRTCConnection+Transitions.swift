@@ -39,13 +39,22 @@ extension WebRTCConnection {
             while let feedback = media.pollFeedback() {
                 switch feedback {
                 case .keyFrameRequest(let reason): events.append(.keyFrameRequested(reason))
+                case .targetBitrate(let kbps, _) where congestion != nil:
+                    // A receiver's ceiling (the session keeps no loss estimate of its own under a controller).
+                    estimate(ceilingKbps: kbps, nowNs: nowNs)
+                    if case .connected(let updated) = phase { established = updated }
                 case .targetBitrate(let kbps, let reason):
                     let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
                     guard clamped != established.targetKbps else { continue }
                     established.targetKbps = clamped
                     phase = .connected(established)
                     events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
-                case .transportFeedback(let report): onTransportFeedback(report, at: nowNs)
+                case .transportFeedback(let report):
+                    onTransportFeedback(report, at: nowNs)
+                    if case .connected(let updated) = phase { established = updated }
+                case .roundTripTime(let rtt):
+                    estimate(roundTripTime: rtt, nowNs: nowNs)
+                    if case .connected(let updated) = phase { established = updated }
                 }
             }
         case .rtp:
@@ -181,6 +190,13 @@ extension WebRTCConnection {
             srtpIn = try SRTPSession(role: .receiver, keyingMaterial: keys.remote, profile: keys.profile)
             if let configuration = handshake.media {
                 var sender = configuration.sender
+                // With transport-wide feedback the connection's congestion controller estimates from loss and delay;
+                // the session's receiver-report loss estimate would fight it.
+                if sender.packetizer.transportSequenceNumberExtensionID != nil,
+                    configuration.congestionControl == .transportWide
+                {
+                    sender.lossBasedRateControl = false
+                }
                 sender.srtp = keys.local
                 sender.remoteSRTP = keys.remote
                 // The connection's one transport-wide counter (the session keeps it only if the id is valid).
@@ -202,6 +218,12 @@ extension WebRTCConnection {
                 configuration: TransportFeedbackGenerator.Configuration(senderSSRC: feedbackSSRC))
         }
         let range = handshake.media.map { $0.minBitrateKbps...$0.maxBitrateKbps } ?? 0...0
+        if transportWide != nil, let configuration = handshake.media, configuration.congestionControl == .transportWide
+        {
+            congestion = CongestionControl(
+                minimumKbps: configuration.minBitrateKbps, startKbps: configuration.startBitrateKbps,
+                maximumKbps: configuration.maxBitrateKbps, at: clock.instant(atNanoseconds: nowNs))
+        }
         phase = .connected(
             Established(
                 dtls: handshake.dtls, keys: keys, media: media, range: range,

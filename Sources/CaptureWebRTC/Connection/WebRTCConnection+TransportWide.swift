@@ -4,11 +4,12 @@ package import CaptureRTP
 extension WebRTCConnection {
     // MARK: Transport-wide congestion control
 
-    /// The hook a congestion controller will take: one transport-wide feedback message's report, arrived at `nowNs`.
-    /// For now it keeps the report in a small fixed buffer (``pollTransportFeedback()``) and nothing else: the
-    /// counters are the ``TransportWideSender``'s.
+    /// One transport-wide feedback message's report, arrived at `nowNs`: the congestion controller estimates from it
+    /// (`CongestionControl`), and the report is kept in a small fixed buffer (``pollTransportFeedback()``) for tests
+    /// and tools; the counters are the ``TransportWideSender``'s.
     func onTransportFeedback(_ report: TransportFeedbackReport, at nowNs: UInt64) {
         transportReports.append(report)
+        estimate(from: report, nowNs: nowNs)
     }
 
     /// The oldest transport-wide feedback report not yet taken, or `nil`. The connection keeps the last 16; older
@@ -51,6 +52,7 @@ extension WebRTCConnection {
             figures.packetsReceived = feedbackGenerator.statistics.packetsRecorded
         }
         figures.feedbackSent = transportFeedbackSent
+        addEstimate(to: &figures)
         return figures
     }
 }

@@ -222,7 +222,10 @@ public final class WebRTCConnection {
     /// Records the peer's transport-wide numbers and makes our feedback (`nil` unless the peer numbers its packets).
     /// A stored property, not part of ``phase``: it is mutated in place per packet, never copied.
     var feedbackGenerator: TransportFeedbackGenerator?
-    /// The last transport-wide feedback reports, for a congestion controller (see `onTransportFeedback(_:at:)`).
+    /// The send-side congestion controller (`nil` unless transport-wide feedback is negotiated and we send a stream).
+    /// A stored property, not part of ``phase``: it is mutated in place per feedback, never copied.
+    var congestion: CongestionControl?
+    /// The last transport-wide feedback reports (see `onTransportFeedback(_:at:)`).
     var transportReports = TransportReportBuffer(capacity: 16)
     /// Transport-wide feedback messages we sent.
     var transportFeedbackSent = 0
@@ -423,6 +426,7 @@ public final class WebRTCConnection {
                 media.reportIfDue(nowNs: nowNs) { sendMedia($0, route: route) }
             }
             sendTransportFeedbackIfDue(nowNs: nowNs)
+            estimateIfDue(nowNs: nowNs)
         case .new, .failed, .closed: break
         }
         advance(nowNs: nowNs)
@@ -450,6 +454,7 @@ public final class WebRTCConnection {
             consider(established.dtls.nextTimeoutNs.map { UInt64(max(0, $0)) })
             consider(established.media?.nextReportNs)
             consider(feedbackGenerator?.nextDeadlineNs)
+            consider(nextEstimateNs)
         case .new, .failed, .closed: break
         }
         return next.map { clock.instant(atNanoseconds: $0) }

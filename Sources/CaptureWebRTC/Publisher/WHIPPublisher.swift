@@ -161,7 +161,8 @@ public final class WHIPPublisher: Sendable {
                 retransmission: retransmission, firstTransmissionLoss: configuration.firstTransmissionLoss,
                 lossBasedRateControl: true, metricsDeviceID: configuration.metricsDeviceID),
             minBitrateKbps: configuration.minBitrateKbps, maxBitrateKbps: configuration.maxBitrateKbps,
-            startBitrateKbps: configuration.encoder.targetBitrateKbps)
+            startBitrateKbps: configuration.encoder.targetBitrateKbps,
+            congestionControl: configuration.congestionControl)
         transport.start(remote: remote, media: media)
         let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
         state.withLock { $0.trickleTask = trickle }

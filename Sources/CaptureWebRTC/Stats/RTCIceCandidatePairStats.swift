@@ -42,6 +42,10 @@ public struct RTCIceCandidatePairStats: Sendable, Hashable, Codable {
     public var responsesSent = 0
     /// Consent freshness requests sent, RFC 7675 (W3C `consentRequestsSent`).
     public var consentRequestsSent = 0
+    /// What the congestion controller estimates this pair can carry from us, bits per second (W3C
+    /// `availableOutgoingBitrate`): the send-side estimate's target once transport-wide feedback is negotiated;
+    /// `nil` without it.
+    public var availableOutgoingBitrate: Double?
 
     /// The stats of `pair`, before any traffic is counted.
     public init(_ pair: ICECandidatePair) {
@@ -55,7 +59,7 @@ public struct RTCIceCandidatePairStats: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case type, id, transportId, localCandidateId, remoteCandidateId, state, nominated, packetsSent, bytesSent
         case packetsReceived, bytesReceived, currentRoundTripTime, totalRoundTripTime, requestsSent, requestsReceived
-        case responsesReceived, responsesSent, consentRequestsSent
+        case responsesReceived, responsesSent, consentRequestsSent, availableOutgoingBitrate
     }
 
     /// Decodes the stats, their times in seconds.
@@ -79,6 +83,7 @@ public struct RTCIceCandidatePairStats: Sendable, Hashable, Codable {
         responsesReceived = try c.decode(Int.self, forKey: .responsesReceived)
         responsesSent = try c.decode(Int.self, forKey: .responsesSent)
         consentRequestsSent = try c.decode(Int.self, forKey: .consentRequestsSent)
+        availableOutgoingBitrate = try c.decodeIfPresent(Double.self, forKey: .availableOutgoingBitrate)
     }
 
     /// Encodes the stats, their times in seconds.
@@ -102,6 +107,7 @@ public struct RTCIceCandidatePairStats: Sendable, Hashable, Codable {
         try c.encode(responsesReceived, forKey: .responsesReceived)
         try c.encode(responsesSent, forKey: .responsesSent)
         try c.encode(consentRequestsSent, forKey: .consentRequestsSent)
+        try c.encodeIfPresent(availableOutgoingBitrate, forKey: .availableOutgoingBitrate)
     }
 }
 

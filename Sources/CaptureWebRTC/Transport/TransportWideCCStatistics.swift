@@ -35,6 +35,18 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
     public var packetsReceived = 0
     /// Transport-wide feedback messages we sent (SRTCP, one per datagram).
     public var feedbackSent = 0
+    /// The congestion controller's target, bits per second (also the candidate pair's W3C
+    /// `availableOutgoingBitrate`), or `nil` when it does not run (no transport-wide feedback negotiated).
+    public var estimatedBitrate: Int?
+    /// Which estimate decided ``estimatedBitrate``: `start`, `delayBased`, `probe`, `lossBased`, `receiverCeiling`,
+    /// `configuredMaximum` or `configuredMinimum`.
+    public var limitation: String?
+    /// The throughput the feedback acknowledged, bits per second, once measured.
+    public var acknowledgedBitrate: Int?
+    /// The standing queue the feedback shows: one-way delay above its minimum over the last 10 s.
+    public var queueDelay: Duration?
+    /// Probe clusters the controller asked for and nobody sent (there is no pacer yet).
+    public var probeClustersUnsent = 0
 
     /// All zero.
     public init() {}
@@ -42,7 +54,8 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case isSending, packetsSent, retransmissionsSent, feedbackReceived, packetsReportedReceived
         case packetsReportedLost, ignoredStatuses, bytesInFlight, lastFeedbackNewestArrival, lastFeedbackReceived
-        case isReceiving, packetsReceived, feedbackSent
+        case isReceiving, packetsReceived, feedbackSent, estimatedBitrate, limitation, acknowledgedBitrate
+        case queueDelay, probeClustersUnsent
     }
 
     /// Decodes the figures (times in seconds).
@@ -61,6 +74,11 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
         isReceiving = try container.decode(Bool.self, forKey: .isReceiving)
         packetsReceived = try container.decode(Int.self, forKey: .packetsReceived)
         feedbackSent = try container.decode(Int.self, forKey: .feedbackSent)
+        estimatedBitrate = try container.decodeIfPresent(Int.self, forKey: .estimatedBitrate)
+        limitation = try container.decodeIfPresent(String.self, forKey: .limitation)
+        acknowledgedBitrate = try container.decodeIfPresent(Int.self, forKey: .acknowledgedBitrate)
+        queueDelay = try container.decodeSeconds(forKey: .queueDelay)
+        probeClustersUnsent = try container.decodeIfPresent(Int.self, forKey: .probeClustersUnsent) ?? 0
     }
 
     /// Encodes the figures (times in seconds).
@@ -79,5 +97,10 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
         try container.encode(isReceiving, forKey: .isReceiving)
         try container.encode(packetsReceived, forKey: .packetsReceived)
         try container.encode(feedbackSent, forKey: .feedbackSent)
+        try container.encodeIfPresent(estimatedBitrate, forKey: .estimatedBitrate)
+        try container.encodeIfPresent(limitation, forKey: .limitation)
+        try container.encodeIfPresent(acknowledgedBitrate, forKey: .acknowledgedBitrate)
+        try container.encodeSeconds(queueDelay, forKey: .queueDelay)
+        try container.encode(probeClustersUnsent, forKey: .probeClustersUnsent)
     }
 }

@@ -114,6 +114,13 @@ final class SimulatedPublisher: SimulatedConnection {
     var framesSent = 0
     var keyFramePending = true
     var keyFrameRequests = 0
+    /// Whether frames are sized by the connection's target (a perfect encoder: target / 8 / 30 bytes a frame), as the
+    /// pipeline follows ``ConnectionEvent/targetBitrateChanged(kbps:reason:)``; else every frame is `frameBytes`.
+    var followsTarget = false
+    /// The target the connection last set (the media's start rate until it sets one).
+    var targetKbps = 1_000
+    /// Every target change, with its instant.
+    var targets: [(at: ContinuousClock.Instant, kbps: Int)] = []
 
     init(
         address: SocketAddress, start: ContinuousClock.Instant, frameBytes: Int = 2_500, stopAt: ContinuousClock.Instant
@@ -135,7 +142,8 @@ final class SimulatedPublisher: SimulatedConnection {
                 remote: .loopbackIPv4(port: 9), rtcpMux: true, packetizer: packetizer,
                 retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: rtxSSRC),
                 lossBasedRateControl: true),
-            minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000)
+            minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000,
+            congestionControl: transportWideCCExtensionID == nil ? .receiverReports : .transportWide)
     }
 
     override var nextTimeout: ContinuousClock.Instant? {
@@ -150,9 +158,10 @@ final class SimulatedPublisher: SimulatedConnection {
             let isKey = keyFramePending
             keyFramePending = false
             let fill = UInt8(truncatingIfNeeded: framesSent)
+            let size = followsTarget ? max(100, targetKbps * 1_000 / 8 / 30) : frameBytes
             connection.send(
                 frame: EncodedFrame(
-                    bytes: [UInt8](repeating: fill, count: isKey ? frameBytes * 4 : frameBytes), isKeyFrame: isKey,
+                    bytes: [UInt8](repeating: fill, count: isKey ? size * 4 : size), isKeyFrame: isKey,
                     rtpTimestamp: UInt32(truncatingIfNeeded: framesSent * 3_000),
                     captureTimeNs: 1_000_000_000_000, rotation: .degrees0,
                     dimensions: Dimensions(width: 640, height: 480), qp: 30),
@@ -169,6 +178,9 @@ final class SimulatedPublisher: SimulatedConnection {
         case .keyFrameRequested:
             keyFrameRequests += 1
             keyFramePending = true
+        case .targetBitrateChanged(let kbps, _):
+            targetKbps = kbps
+            targets.append((now, kbps))
         default: break
         }
     }

@@ -1,0 +1,118 @@
+internal import CaptureCall
+internal import CaptureCongestion
+internal import CaptureRTP
+
+/// The connection's send-side congestion control: GoogCC's estimator (CaptureCongestion) fed with what the
+/// transport-wide feedback reports, the receiver reports' round-trip times and REMB/TMMBR ceilings; its target goes to
+/// the encoder as ``ConnectionEvent/targetBitrateChanged(kbps:reason:)``.
+///
+/// ## When
+/// Only when the stream asks for it (``ConnectionMedia/congestionControl`` is ``CongestionControlMode/transportWide``)
+/// and transport-wide congestion control was negotiated. The stream's own loss-based estimate from receiver reports
+/// is then off: the estimator has its own, from the feedback's losses.
+///
+/// ## What is not here yet
+/// There is no pacer: the estimator's probe requests are counted and not sent, so the estimate ramps by AIMD alone
+/// (×1.08 a second far from the link's capacity), and the pacing rate is not applied.
+///
+/// ## Performance
+/// The feedback is converted into a reused ``TransportPacketsFeedback`` whose array keeps its capacity: after the
+/// first few messages, no allocation per feedback or per packet.
+struct CongestionControl {
+    var estimator: SendSideBandwidthEstimator
+    /// The estimator's input, reused.
+    var feedback: TransportPacketsFeedback
+    /// Probe clusters the estimator asked for and nobody sent (no pacer yet).
+    var probeRequestsUnsent = 0
+
+    init(minimumKbps: Int, startKbps: Int, maximumKbps: Int, at start: ContinuousClock.Instant) {
+        estimator = SendSideBandwidthEstimator(
+            configuration: SendSideBandwidthEstimator.Configuration(
+                minimumBitrate: minimumKbps * 1_000, startBitrate: startKbps * 1_000,
+                maximumBitrate: maximumKbps * 1_000
+            ).normalized, at: start)
+        feedback = TransportPacketsFeedback(receivedAt: start, results: [])
+        feedback.results.reserveCapacity(256)
+    }
+}
+
+extension WebRTCConnection {
+    // MARK: Congestion control
+
+    /// Feeds one transport-wide report to the estimator, then applies its target.
+    func estimate(from report: TransportFeedbackReport, nowNs: UInt64) {
+        guard var control = congestion else { return }
+        congestion = nil  // the stored value is mutated alone (no copy of its arrays)
+        control.feedback.receivedAt = clock.instant(atNanoseconds: report.receivedAtNs)
+        control.feedback.results.removeAll(keepingCapacity: true)
+        for packet in report.packets {
+            control.feedback.results.append(
+                PacketResult(
+                    sendTime: clock.instant(atNanoseconds: packet.sent.sendTimeNs), size: packet.sent.size,
+                    arrival: packet.arrivalTimeNs.map { .nanoseconds($0) },
+                    probeClusterID: packet.sent.probeClusterID.map { Int($0) }))
+        }
+        control.estimator.onFeedback(control.feedback, now: clock.instant(atNanoseconds: nowNs))
+        congestion = control
+        applyEstimate()
+    }
+
+    /// A round-trip time from a receiver report.
+    func estimate(roundTripTime: Duration, nowNs: UInt64) {
+        congestion?.estimator.onRoundTripTime(roundTripTime, now: clock.instant(atNanoseconds: nowNs))
+        applyEstimate()
+    }
+
+    /// A receiver's ceiling (REMB, TMMBR) in kbit/s: the estimate stays under it.
+    func estimate(ceilingKbps: Int, nowNs: UInt64) {
+        congestion?.estimator.onReceiverEstimatedMaximum(
+            ceilingKbps.multipliedReportingOverflow(by: 1_000).partialValue, now: clock.instant(atNanoseconds: nowNs))
+        applyEstimate()
+    }
+
+    /// Runs the estimator's timer when due.
+    func estimateIfDue(nowNs: UInt64) {
+        guard let due = congestion?.estimator.nextDeadline, clock.instant(atNanoseconds: nowNs) >= due else { return }
+        congestion?.estimator.process(now: clock.instant(atNanoseconds: nowNs))
+        applyEstimate()
+    }
+
+    /// When the estimator's timer is next due, in the connection's nanoseconds.
+    var nextEstimateNs: UInt64? {
+        congestion.map { clock.nanoseconds(at: $0.estimator.nextDeadline) }
+    }
+
+    /// The controller's figures, into the transport-wide statistics.
+    func addEstimate(to figures: inout TransportWideCCStatistics) {
+        guard let control = congestion else { return }
+        figures.estimatedBitrate = control.estimator.targetBitrate
+        figures.limitation = "\(control.estimator.limitation)"
+        figures.acknowledgedBitrate = control.estimator.acknowledgedBitrate
+        figures.queueDelay = control.estimator.queueDelay
+        figures.probeClustersUnsent = control.probeRequestsUnsent
+    }
+
+    /// Tells the encoder the estimator's target when it moved: any decrease, an increase of 2 % or more (so that a
+    /// ramp of ×1.08 a second reconfigures the encoder a few times a second, not at every 25 ms step), or a bound of
+    /// the configured range reached.
+    private func applyEstimate() {
+        guard var control = congestion, case .connected(var established) = phase else { return }
+        let requests = control.estimator.takeProbeClusterRequests()
+        if !requests.isEmpty {
+            control.probeRequestsUnsent += requests.count
+            congestion = control
+        }
+        let kbps = control.estimator.targetBitrate / 1_000
+        let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
+        let current = established.targetKbps
+        let atBound = clamped == established.range.lowerBound || clamped == established.range.upperBound
+        guard clamped < current || (clamped > current && ((clamped - current) * 50 >= current || atBound)) else {
+            return
+        }
+        established.targetKbps = clamped
+        phase = .connected(established)
+        let reason: BitrateChangeReason =
+            control.estimator.limitation == .receiverCeiling ? .receiverEstimate : .senderEstimate
+        events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
+    }
+}
