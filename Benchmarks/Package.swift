@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "CaptureConversion", package: "swift-camera-capture"),
                 .product(name: "CaptureVP8", package: "swift-camera-capture"),
                 .product(name: "CaptureRTP", package: "swift-camera-capture"),
+                .product(name: "CaptureCongestion", package: "swift-camera-capture"),
             ],
             path: "Benchmarks/CaptureBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

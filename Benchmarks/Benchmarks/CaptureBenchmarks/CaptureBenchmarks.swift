@@ -7,6 +7,7 @@
 // CAPTURE_BENCHMARK_SMOKE=1 (Scripts/benchmarks/micro --smoke, run by Scripts/test): a few iterations each, enough for
 // the allocation counts, which do not vary between iterations.
 import Benchmark
+import CaptureCongestion
 import CaptureConversion
 import CaptureCore
 import CaptureRTP
@@ -92,9 +93,11 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // A 720p delta frame's worth of VP8 (6,000 bytes: 6 packets of at most 1,200 bytes), with the extensions a
-    // WebRTC sender adds (mid on every packet, video orientation on the last).
-    let packetizer = VP8Packetizer(
-        configuration: RTPPacketizerConfiguration(videoOrientationExtensionID: 3, midExtensionID: 1, mid: "0"))
+    // WebRTC sender adds (mid and the transport-wide sequence number on every packet, video orientation on the last).
+    var packetizerConfiguration = RTPPacketizerConfiguration(
+        videoOrientationExtensionID: 2, midExtensionID: 1, mid: "0")
+    packetizerConfiguration.transportSequenceNumberExtensionID = 3
+    let packetizer = VP8Packetizer(configuration: packetizerConfiguration)
     let frame = Pattern.bytes(count: 6_000)
     let timestamp = Counter()
     Benchmark("RTPPacketize.VP8.6000B", configuration: configuration) { benchmark in
@@ -139,6 +142,46 @@ let benchmarks: @Sendable () -> Void = {
             }
             blackHole(length)
         }
+    }
+
+    // Transport-wide congestion control, per packet: the sender records each packet it sends in its history, the
+    // receiver records each arrival for its feedback; one iteration, one packet (the 16-bit numbers wrap as they go).
+    var sendHistory = TransportSendHistory()
+    let sent = Counter()
+    Benchmark("TWCC.SendHistoryRecord", configuration: configuration) { benchmark in
+        let number = sent.next()
+        blackHole(
+            sendHistory.record(
+                sequenceNumber: UInt16(truncatingIfNeeded: number), sendTimeNs: UInt64(number) * 2_000_000, size: 1_200,
+                ssrc: 0x1234_5678))
+    }
+    var generator = TransportFeedbackGenerator(configuration: .init(senderSSRC: 1, mediaSSRC: 2))
+    let arrived = Counter()
+    Benchmark("TWCC.GeneratorRecord", configuration: configuration) { benchmark in
+        let number = arrived.next()
+        generator.record(sequenceNumber: UInt16(truncatingIfNeeded: number), arrivalTimeNs: UInt64(number) * 2_000_000)
+        blackHole(generator.nextDeadlineNs)
+    }
+
+    // The estimator on one feedback of 50 packets (100 ms at 500 packets/s, one lost), each iteration the same
+    // packets 100 ms later: its windows and sort buffer are reused, so a feedback costs no allocation.
+    let start = ContinuousClock.now
+    var estimator = SendSideBandwidthEstimator(at: start)
+    var feedback = TransportPacketsFeedback(
+        receivedAt: start,
+        results: (0..<50).map { index in
+            PacketResult(
+                sendTime: start + .milliseconds(2 * index), size: 1_200,
+                arrival: index == 17 ? nil : .milliseconds(2 * index + 40))
+        })
+    Benchmark("Congestion.OnFeedback.50Packets", configuration: configuration) { benchmark in
+        for index in feedback.results.indices {
+            feedback.results[index].sendTime += .milliseconds(100)
+            feedback.results[index].arrival = feedback.results[index].arrival.map { $0 + .milliseconds(100) }
+        }
+        feedback.receivedAt += .milliseconds(100)
+        estimator.onFeedback(feedback, now: feedback.receivedAt)
+        blackHole(estimator.targetBitrate)
     }
 }
 
