@@ -288,7 +288,9 @@ let package = Package(
         .target(name: "CaptureNetworkSimulator"),
         // Congestion control: the send-side bandwidth estimator (GoogCC-like) as sans-IO values; depends on nothing.
         .target(name: "CaptureCongestion"),
-        .testTarget(name: "CaptureCongestionTests", dependencies: ["CaptureCongestion", "CaptureNetworkSimulator"]),
+        .testTarget(
+            name: "CaptureCongestionTests",
+            dependencies: ["CaptureCongestion", "CaptureNetworkSimulator", "CaptureTestSupport"]),
         .testTarget(name: "CaptureNetworkSimulatorTests", dependencies: ["CaptureNetworkSimulator"]),
         .testTarget(
             name: "CaptureWebRTCTests",

@@ -1,5 +1,6 @@
 import CaptureCongestion
 import CaptureNetworkSimulator
+import CaptureTestSupport
 
 /// A sender, a bottleneck and a feedback path in virtual time: media at the target rate from a 30 fps "encoder",
 /// paced at the pacing rate, probe clusters sent as requested, TWCC-like feedback every 100 ms from the receiver
@@ -40,7 +41,7 @@ final class ClosedLoopHarness {
     private(set) var bytesSent = 0
     /// Feedback reports lost on the way back (their packets are never reported, as with TWCC).
     let feedbackLossRate: Double
-    private var feedbackRandom: SplitMix
+    private var feedbackRandom: SeededGenerator
     private(set) var feedbackLost = 0
 
     init(
@@ -50,7 +51,7 @@ final class ClosedLoopHarness {
     ) {
         self.feedbackInterval = feedbackInterval
         self.feedbackLossRate = feedbackLossRate
-        feedbackRandom = SplitMix(state: seed)
+        feedbackRandom = SeededGenerator(state: seed)
         network = SimulatedNetwork(seed: seed, start: start)
         network.setLink(from: 0, to: 1, link)
         estimator = SendSideBandwidthEstimator(configuration: configuration, at: start)

@@ -1,4 +1,5 @@
 import CaptureCongestion
+import CaptureTestSupport
 import Testing
 
 @Suite("Send-side bandwidth estimator")
@@ -47,7 +48,7 @@ struct SendSideBandwidthEstimatorTests {
     @Test("Hostile feedback never traps and never yields NaN, infinity or a rate under the minimum")
     func hostileFeedback() {
         var estimator = SendSideBandwidthEstimator(at: start)
-        var random = SplitMix(state: 42)
+        var random = SeededGenerator(state: 42)
         estimator.onFeedback(.init(receivedAt: start, results: []), now: start)
         var now = start
         for _ in 0..<2000 {
@@ -93,17 +94,5 @@ struct SendSideBandwidthEstimatorTests {
         }
         #expect(estimator.targetBitrate >= 300_000)
         #expect(estimator.bandwidthUsage == .normal)
-    }
-}
-
-/// A small deterministic generator for the hostile-feedback test.
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

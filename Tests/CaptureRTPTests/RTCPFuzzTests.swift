@@ -2,23 +2,10 @@ import CaptureRTP
 import CaptureTestSupport
 import Testing
 
-/// A small deterministic generator (SplitMix64) so that a failing input can be reproduced from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random, truncated and mutated RTCP datagrams: every one is parsed or rejected with a typed error, none crashes.
 @Suite struct RTCPFuzzTests {
     @Test func tenThousandHostileDatagramsNeverCrash() {
-        var generator = SplitMix64(state: 0x5EED)
+        var generator = SeededGenerator(state: 0x5EED)
         let valid = RTCPCompoundPacket.serialize(RTCPPacketTests.vectors.map(\.0))
         var parsed = 0
         var rejected = 0

@@ -98,7 +98,7 @@ import Testing
 
     @Test func aSmallSizeLimitStillMakesValidMessages() throws {
         var generator = Self.generator { $0.maximumPacketSize = 100 }
-        var random = SplitMix64(state: 42)
+        var random = SeededGenerator(state: 42)
         var sequence: UInt16 = 65_000
         var time: UInt64 = 1_000_000_000
         for _ in 0..<2000 {

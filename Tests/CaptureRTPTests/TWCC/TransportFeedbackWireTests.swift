@@ -181,7 +181,7 @@ import Testing
     }
 
     @Test func randomMessagesRoundTrip() throws {
-        var generator = SplitMix64(state: 0x7CC)
+        var generator = SeededGenerator(state: 0x7CC)
         for round in 0..<500 {
             let count = Int.random(in: 1...300, using: &generator)
             let lossRate = Int.random(in: 0...3, using: &generator)
@@ -319,7 +319,7 @@ import Testing
     }
 
     @Test func hostileMutationsNeverTrapAndRoundTrip() throws {
-        var generator = SplitMix64(state: 0xFEED)
+        var generator = SeededGenerator(state: 0xFEED)
         let seeds = Self.vectors.map(\.2) + [RTCPPacket.transportFeedback(Self.feedback(Self.chunkCases[3].1)).bytes]
         var parsed = 0
         for round in 0..<20_000 {
