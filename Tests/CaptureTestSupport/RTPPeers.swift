@@ -156,43 +156,43 @@ package enum RTPPeers {
         return psnr
     }
 
-    /// The mean luma PSNR (dB) of the raw I420 `decoded` against the 4:2:0 Y4M `reference`, each decoded frame
-    /// paired with the best-matching of the next `maximumSkip + 1` reference frames after the previous match (the
-    /// reference looping, as the Y4M camera does). A sender that rightly drops frames under load (its newest-frame
+    /// The mean PSNR (dB, all three planes' bytes, as ffmpeg's `psnr` average weighs them) of the raw I420 `decoded`
+    /// against the 4:2:0 Y4M `reference`, each decoded frame paired with the best-matching of the next
+    /// `maximumSkip + 1` reference frames after the previous match (the reference looping, as the Y4M camera does). A sender that rightly drops frames under load (its newest-frame
     /// mailbox) sends a subsequence of the reference; this pairs it frame for frame all the same, where
     /// ``psnr(decoded:width:height:reference:)`` needs every frame. `nil` when either file holds no whole frame.
-    package static func alignedLumaPSNR(
+    package static func alignedPSNR(
         decoded: String, width: Int, height: Int, reference: String, maximumSkip: Int
     ) throws -> Double? {
         let frameSize = width * height * 3 / 2
         let decodedBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: decoded)))
         let referenceBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: reference)))
         // Y4M: a header line, then per frame a "FRAME…" line and the planes.
-        var lumaOffsets: [Int] = []
+        var frameOffsets: [Int] = []
         var index = referenceBytes.firstIndex(of: 0x0A).map { $0 + 1 } ?? referenceBytes.count
         while index < referenceBytes.count, let lineEnd = referenceBytes[index...].firstIndex(of: 0x0A),
             lineEnd + 1 + frameSize <= referenceBytes.count
         {
-            lumaOffsets.append(lineEnd + 1)
+            frameOffsets.append(lineEnd + 1)
             index = lineEnd + 1 + frameSize
         }
         let decodedFrames = decodedBytes.count / frameSize
-        guard !lumaOffsets.isEmpty, decodedFrames > 0 else { return nil }
-        func lumaPSNR(_ decodedOffset: Int, _ referenceOffset: Int) -> Double {
+        guard !frameOffsets.isEmpty, decodedFrames > 0 else { return nil }
+        func framePSNR(_ decodedOffset: Int, _ referenceOffset: Int) -> Double {
             var squares = 0
-            for pixel in 0..<width * height {
-                let difference = Int(decodedBytes[decodedOffset + pixel]) - Int(referenceBytes[referenceOffset + pixel])
+            for byte in 0..<frameSize {
+                let difference = Int(decodedBytes[decodedOffset + byte]) - Int(referenceBytes[referenceOffset + byte])
                 squares += difference * difference
             }
             guard squares > 0 else { return 100 }
-            return 10 * log10(255.0 * 255.0 * Double(width * height) / Double(squares))
+            return 10 * log10(255.0 * 255.0 * Double(frameSize) / Double(squares))
         }
         var total = 0.0
         var previous = -1
         for frame in 0..<decodedFrames {
             var best = (psnr: -Double.infinity, index: previous + 1)
             for candidate in previous + 1...previous + 1 + maximumSkip {
-                let psnr = lumaPSNR(frame * frameSize, lumaOffsets[candidate % lumaOffsets.count])
+                let psnr = framePSNR(frame * frameSize, frameOffsets[candidate % frameOffsets.count])
                 if psnr > best.psnr { best = (psnr, candidate) }
             }
             total += best.psnr
