@@ -62,8 +62,19 @@ package final class TransportWideSender {
     package private(set) var history: TransportSendHistory
     /// The number the next packet will carry.
     package private(set) var nextSequenceNumber: UInt16
-    /// The counters so far.
-    package private(set) var statistics = Statistics()
+    /// What only the sender counts; the rest of ``statistics`` is the history's own counting.
+    private var counters = Statistics()
+
+    /// The counters so far: packets sent, feedback messages and ignored statuses as the history counted them, the
+    /// rest as the sender did.
+    package var statistics: Statistics {
+        var statistics = counters
+        statistics.packetsSent = history.statistics.packetsRecorded
+        statistics.feedbackMessages = history.statistics.feedbackMessages
+        statistics.unknownStatuses = history.statistics.unknownStatuses
+        statistics.repeatedStatuses = history.statistics.repeatedStatuses
+        return statistics
+    }
 
     /// A sender numbering from `initialSequenceNumber` (libwebrtc starts at 1; any start works, the history unwraps),
     /// with a history of `historyCapacity` packets allocated now.
@@ -108,27 +119,23 @@ package final class TransportWideSender {
             sequenceNumber: nextSequenceNumber, sendTimeNs: nowNs, size: size, ssrc: ssrc,
             isRetransmission: isRetransmission)
         nextSequenceNumber &+= 1
-        statistics.packetsSent += 1
-        if isRetransmission { statistics.retransmissionsSent += 1 }
+        if isRetransmission { counters.retransmissionsSent += 1 }
     }
 
     /// Applies a feedback message that arrived at `nowNs`; returns what it newly reported.
     package func process(_ feedback: RTCPTransportFeedback, nowNs: UInt64) -> TransportFeedbackReport {
         let report = history.process(feedback, receivedAtNs: nowNs)
-        statistics.feedbackMessages += 1
-        statistics.lastFeedbackAtNs = nowNs
-        statistics.unknownStatuses += report.unknownStatuses
-        statistics.repeatedStatuses += report.repeatedStatuses
+        counters.lastFeedbackAtNs = nowNs
         var newest: Int64?
         for packet in report.packets {
             if let arrival = packet.arrivalTimeNs {
-                statistics.packetsReportedReceived += 1
+                counters.packetsReportedReceived += 1
                 newest = max(newest ?? arrival, arrival)
             } else {
-                statistics.packetsReportedLost += 1
+                counters.packetsReportedLost += 1
             }
         }
-        if let newest { statistics.lastNewestArrivalNs = newest }
+        if let newest { counters.lastNewestArrivalNs = newest }
         return report
     }
 }

@@ -96,14 +96,14 @@ extension WebRTCConnection {
     /// ramp of ×1.08 a second reconfigures the encoder a few times a second, not at every 25 ms step), or a bound of
     /// the configured range reached.
     private func applyEstimate() {
-        guard var control = congestion, case .connected(var established) = phase else { return }
-        let requests = control.estimator.takeProbeClusterRequests()
-        if !requests.isEmpty {
-            control.probeRequestsUnsent += requests.count
-            congestion = control
+        guard congestion != nil, case .connected(var established) = phase else { return }
+        // Mutated in place through the stored property: a local copy would copy the estimator's rings on write.
+        if let requests = congestion?.estimator.takeProbeClusterRequests(), !requests.isEmpty {
+            congestion?.probeRequestsUnsent += requests.count
         }
-        let kbps = control.estimator.targetBitrate / 1_000
-        let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
+        guard let estimator = congestion?.estimator else { return }
+        let clamped = min(
+            max(estimator.targetBitrate / 1_000, established.range.lowerBound), established.range.upperBound)
         let current = established.targetKbps
         let atBound = clamped == established.range.lowerBound || clamped == established.range.upperBound
         guard clamped < current || (clamped > current && ((clamped - current) * 50 >= current || atBound)) else {
@@ -111,8 +111,7 @@ extension WebRTCConnection {
         }
         established.targetKbps = clamped
         phase = .connected(established)
-        let reason: BitrateChangeReason =
-            control.estimator.limitation == .receiverCeiling ? .receiverEstimate : .senderEstimate
+        let reason: BitrateChangeReason = estimator.limitation == .receiverCeiling ? .receiverEstimate : .senderEstimate
         events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
     }
 }

@@ -42,20 +42,17 @@ extension WebRTCConnection {
                 case .targetBitrate(let kbps, _) where congestion != nil:
                     // A receiver's ceiling (the session keeps no loss estimate of its own under a controller).
                     estimate(ceilingKbps: kbps, nowNs: nowNs)
-                    if case .connected(let updated) = phase { established = updated }
                 case .targetBitrate(let kbps, let reason):
                     let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
                     guard clamped != established.targetKbps else { continue }
                     established.targetKbps = clamped
                     phase = .connected(established)
                     events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
-                case .transportFeedback(let report):
-                    onTransportFeedback(report, at: nowNs)
-                    if case .connected(let updated) = phase { established = updated }
-                case .roundTripTime(let rtt):
-                    estimate(roundTripTime: rtt, nowNs: nowNs)
-                    if case .connected(let updated) = phase { established = updated }
+                case .transportFeedback(let report): onTransportFeedback(report, at: nowNs)
+                case .roundTripTime(let rtt): estimate(roundTripTime: rtt, nowNs: nowNs)
                 }
+                // The estimate may have moved the target: the next feedback reads it from the phase.
+                if case .connected(let updated) = phase { established = updated }
             }
         case .rtp:
             counters.rtpReceived += 1
