@@ -197,6 +197,8 @@ public struct PacingController: Sendable {
         drain(to: time)
         rate = min(max(Self.minimumRate, Double(bitsPerSecond)), Self.maximumRate)
         updateEffectiveRate(at: time)
+        // A step down must not leave seconds of debt from the old rate: cap it at the new rate.
+        debt = min(debt, max(debtCap, 0))
     }
 
     /// Queues the owner's packet `handle` of `size` bytes (negative counts as zero).

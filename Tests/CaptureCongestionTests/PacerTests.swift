@@ -119,6 +119,7 @@ struct PacerTests {
         }
         #expect(largest <= 5000 + 1200, "largest burst \(largest) B")
         #expect(largest >= 4000, "the burst allowance is used: \(largest) B")
+        print("pacer steady: sent \(Int(rate)) bit/s over 10 s, largest burst \(largest) B")
         // Any 100 ms window: at most rate × 100 ms + the allowance + one packet.
         var low = 0
         var windowBytes = 0
@@ -142,6 +143,7 @@ struct PacerTests {
         let last = driver.sent.last?.time ?? 0
         #expect(last >= 350 * millisecond && last <= 480 * millisecond, "last packet at \(last / millisecond) ms")
         let atOnce = driver.sent.filter { $0.time == 0 }.count
+        print("pacer key frame: last of 50 × 1200 B at \(Double(last) / 1e6) ms, \(atOnce) at once")
         #expect(atOnce <= 6, "\(atOnce) packets at once")
         #expect(driver.pacer.statistics.queueTimeLimitRaises == 0)
         #expect(driver.pacer.queuedPackets == 0 && driver.pacer.nextDeadline == nil)
@@ -186,6 +188,7 @@ struct PacerTests {
         #expect(last >= 1 * second, "not at once: \(last / millisecond) ms")
         #expect(driver.pacer.statistics.queueTimeLimitRaises >= 1)
         #expect(driver.pacer.effectiveRate == driver.pacer.pacingRate)
+        print("pacer backlog: 300 kB at 100 kbit/s drained at \(Double(last) / 1e6) ms")
         #expect(driver.pacer.pacingRate == 100_000)
     }
 
@@ -204,6 +207,20 @@ struct PacerTests {
         #expect(pacer.oldestQueueTime(at: start) == .zero)
     }
 
+    @Test("A step down of the rate caps the debt at the new rate's 500 ms")
+    func stepDownCapsDebt() {
+        let start = ContinuousClock.Instant.now
+        var pacer = PacingController(at: start)
+        pacer.setPacingRate(10_000_000, at: start)
+        for handle in 0..<500 { pacer.enqueue(handle: handle, size: 1200, priority: .media, at: start) }
+        while pacer.poll(at: start) != nil {}
+        pacer.setPacingRate(100_000, at: start)
+        // Debt at most 100 kbit/s × 500 ms = 6250 B: under 500 ms until the allowance (500 B) is reached.
+        let deadline = pacer.nextDeadline ?? start
+        #expect(deadline <= start + .milliseconds(500))
+        #expect(deadline > start)
+    }
+
     @Test("A 1.8 Mbit/s, 15 ms, 5-packet probe sends padding at that rate and completes")
     func probeCluster() {
         var driver = PacerDriver(rate: 300_000)
@@ -218,6 +235,7 @@ struct PacerTests {
         let bytes = probe.dropLast().reduce(0) { $0 + $1.size }
         let rate = Double(bytes) * 8 / (Double(span) / 1e9)
         #expect(abs(rate - 1_800_000) / 1_800_000 < 0.05, "probe rate \(rate)")
+        print("pacer probe: \(probe.count) × 250 B at \(Int(rate)) bit/s over \(Double(span) / 1e6) ms")
         #expect(probe.first?.time == 10 * millisecond)
         let statistics = driver.pacer.statistics
         #expect(statistics.probeClustersStarted == 1 && statistics.probeClustersCompleted == 1)
