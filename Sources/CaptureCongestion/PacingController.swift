@@ -291,6 +291,12 @@ public struct PacingController: Sendable {
     /// The rate the debt drains at, bit/s: ``pacingRate``, or more to meet the queue-time limit.
     public var effectiveRate: Int { Int(bitrate: effective) }
 
+    /// The id of the probe cluster being sent, or nil.
+    public var activeProbeClusterID: Int? { active?.request.id }
+
+    /// Probe clusters added and not yet started.
+    public var pendingProbeClusters: Int { pending.count }
+
     /// The ring storage (retransmission and media slots), for tests of the no-growth steady state.
     var capacity: Int { retransmissions.capacity + media.capacity }
 

@@ -273,8 +273,10 @@ struct PacerTests {
         #expect(pacer.statistics.probeClustersStarted == 0)
         #expect(pacer.nextDeadline != nil)
         pacer.enqueue(handle: 9, size: 500, priority: .media, at: start + .milliseconds(200))
+        #expect(pacer.pendingProbeClusters == 1 && pacer.activeProbeClusterID == nil)
         #expect(pacer.poll(at: start + .milliseconds(200)) == .packet(handle: 9, probeClusterID: 1))
         #expect(pacer.statistics.probeClustersStarted == 1)
+        #expect(pacer.pendingProbeClusters == 0 && pacer.activeProbeClusterID == 1)
     }
 
     @Test("A probe that waited more than 5 s is abandoned")
