@@ -29,8 +29,9 @@
 /// ## Where this differs from libwebrtc
 ///
 /// See each stage's notes: the loss-based limit (a v1 with an inherent-loss allowance, a limit only after a back-off),
-/// the recovery probe (sent without ALR), no ALR or periodic probing, no congestion window (that belongs to the
-/// pacer's owner). The module's article lists the scenario figures measured against libwebrtc's own.
+/// the recovery probe (sent without ALR), no ALR or periodic probing, no congestion window (the connection feeds a
+/// ``CongestionWindowPushback`` and a ``PacingController`` itself). The module's article lists the scenario figures
+/// measured against libwebrtc's own.
 ///
 /// ## Threading
 ///
