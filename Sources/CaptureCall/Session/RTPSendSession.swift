@@ -34,6 +34,10 @@ package enum RTPSenderFeedback: Sendable, Hashable {
 /// - With ``transportWide`` (the packetizer configured with a transport-wide sequence number extension id), every
 ///   packet sent, RTX included, carries the next transport-wide number, written before SRTP protection and recorded
 ///   once the packet was handed to `output`.
+/// - Paced (a WebRTC connection with a pacer): ``packetize(_:nowNs:enqueue:)`` stores each packet and hands it,
+///   unprotected and unnumbered, to the owner's pacer; NACKs' retransmissions go the same way; the pacer later hands
+///   each back to ``transmit(_:length:kind:probeClusterID:nowNs:output:)``, which numbers it, protects it and sends
+///   it, and ``writePadding(into:size:)`` builds its probes' padding.
 /// - ``sendReport(nowNs:bye:output:)`` builds a sender report with SDES (and BYE); ``nextReportNs`` says when the
 ///   next one is due (RFC 3550 §6.3.1: 0.5…1.5 times the interval), ``reportIfDue(nowNs:output:)`` sends it then.
 ///
@@ -54,32 +58,37 @@ package final class RTPSendSession {
     /// The stream's SSRC.
     package var ssrc: UInt32 { configuration.packetizer.ssrc }
 
-    private var packetizer: VP8Packetizer
+    var packetizer: VP8Packetizer
     /// Sent packets, unprotected, for NACKs (`nil` without retransmission).
-    private let history: RetransmissionHistory?
+    let history: RetransmissionHistory?
     /// The buffer RTX packets are built and protected in (allocated once, with the history).
-    private let rtxBuffer: UnsafeMutableRawBufferPointer?
-    private var rtxSequenceNumber = UInt16.random(in: .min ... .max)
-    private var loss: PacketLossSimulator?
-    private let srtp: SRTPSession?
+    let rtxBuffer: UnsafeMutableRawBufferPointer?
+    var rtxSequenceNumber = UInt16.random(in: .min ... .max)
+    var loss: PacketLossSimulator?
+    let srtp: SRTPSession?
     /// Unprotects the peer's SRTCP (libsrtp needs an inbound session for it).
     private let srtcpIn: SRTPSession?
     private var firTracker = FIRSequenceTracker()
     private var schedule: RTCPInterval
     private let clock: NTPClockMapping
-    private var counters = VideoSenderStatistics()
-    private var latency = LatencyRecorder()
+    var counters = VideoSenderStatistics()
+    var latency = LatencyRecorder()
     /// When the last PLI or FIR was forwarded, for the 300 ms rate limit.
     private var lastKeyFrameRequestNs: UInt64?
     private var lossEstimator = LossBasedBitrateEstimator()
     /// The last REMB or TMMBR, a ceiling over the loss-based estimate.
     private var requestedCeilingKbps: Int?
     private var feedback: [RTPSenderFeedback] = []
-    private let metrics: VideoSenderMetrics
+    let metrics: VideoSenderMetrics
     private let logger: Logger
     /// Numbers every packet sent with the transport-wide sequence number and reads the peer's transport-wide
     /// feedback; `nil` when the packetizer sends no such extension.
     package let transportWide: TransportWideSender?
+    /// The frame whose packets the pacer is sending (paced sending: its packets leave in order), counted for its
+    /// metrics at its last packet.
+    var pacedFramePackets = 0
+    var pacedFrameBytes = 0
+    var pacedFrameIsKey = false
 
     /// Sets up SRTP (our keys for what we send, the peer's for its SRTCP) and the history; the first report is due
     /// half an interval after `nowNs`.
@@ -107,7 +116,9 @@ package final class RTPSendSession {
             transportWide ?? TransportWideSender(extensionID: id)
         }
         loss = configuration.firstTransmissionLoss.map(PacketLossSimulator.init)
-        schedule = RTCPInterval(intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: nowNs)
+        schedule = RTCPInterval(
+            intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: nowNs,
+            seed: configuration.packetizer.ssrc)
         feedback.reserveCapacity(8)
         if let retransmission = configuration.retransmission {
             let packetSize = packetizer.configuration.maxPacketSize
@@ -249,12 +260,15 @@ package final class RTPSendSession {
     // MARK: The peer's RTCP
 
     /// Takes one RTCP datagram from the peer (SRTCP when SRTP is on: it is unprotected in place in `buffer`), parses
-    /// it and acts on it: retransmissions go to `output` at once, requests for the encoder to ``pollFeedback()``.
+    /// it and acts on it: retransmissions go to `output` at once (protected), or, with `pacesRetransmissions`, to
+    /// `retransmit` unprotected and unnumbered, for the owner's pacer to send later with
+    /// ``transmit(_:length:kind:probeClusterID:nowNs:output:)``; requests for the encoder go to ``pollFeedback()``.
     /// Malformed or unauthentic RTCP is counted and ignored. `currentTargetKbps` is the encoder's rate now, which
     /// the loss-based estimate moves from (`nil` when no encoder is attached).
     package func receiveRTCP(
         _ buffer: UnsafeMutableRawBufferPointer, length: Int, nowNs: UInt64, currentTargetKbps: Int?,
-        output: (UnsafeRawBufferPointer) -> Bool
+        output: (UnsafeRawBufferPointer) -> Bool, pacesRetransmissions: Bool = false,
+        retransmit paced: (UnsafeRawBufferPointer) -> Bool = { _ in false }
     ) {
         var length = min(length, buffer.count)
         if let srtcpIn {
@@ -277,13 +291,16 @@ package final class RTPSendSession {
         }
         let arrival = clock.ntp(atMonotonicNanoseconds: nowNs)
         for packet in packets {
-            handle(packet, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps, output: output)
+            handle(
+                packet, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps, output: output,
+                pacesRetransmissions: pacesRetransmissions, paced: paced)
         }
     }
 
     private func handle(
         _ packet: RTCPPacket, arrival: NTPTimestamp, nowNs: UInt64, currentTargetKbps: Int?,
-        output: (UnsafeRawBufferPointer) -> Bool
+        output: (UnsafeRawBufferPointer) -> Bool, pacesRetransmissions: Bool,
+        paced: (UnsafeRawBufferPointer) -> Bool
     ) {
         switch packet {
         case .receiverReport(let report):
@@ -316,7 +333,8 @@ package final class RTPSendSession {
             applyCeiling(kbps, reason: .temporaryMaximum)
         case .genericNACK(_, let mediaSSRC, let entries) where mediaSSRC == ssrc:
             metrics.received(.nack)
-            retransmit(entries, nowNs: nowNs, output: output)
+            retransmit(
+                entries, nowNs: nowNs, output: output, pacesRetransmissions: pacesRetransmissions, paced: paced)
         case .transportFeedback(let message):
             // The whole transport's feedback, whatever media SSRC it names.
             guard let transportWide else { return }
@@ -391,7 +409,10 @@ package final class RTPSendSession {
     /// payload) when an RTX payload type is configured, else as it was. Requests older than the history or the
     /// maximum age, or for packets never sent, are counted and not served. Each retransmission is a new packet on the
     /// transport: its copy gets the next transport-wide number (written before protection). Allocates nothing.
-    private func retransmit(_ entries: [RTCPNACKEntry], nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool) {
+    private func retransmit(
+        _ entries: [RTCPNACKEntry], nowNs: UInt64, output: (UnsafeRawBufferPointer) -> Bool,
+        pacesRetransmissions: Bool, paced: (UnsafeRawBufferPointer) -> Bool
+    ) {
         var requested = 0
         var sent = 0
         var sentBytes = 0
@@ -424,6 +445,12 @@ package final class RTPSendSession {
                         sequenceNumber: &rtxSequenceNumber)
                     guard length > 0 else {
                         errors += 1
+                        continue
+                    }
+                    if pacesRetransmissions {
+                        // Paced: the copy waits in the pacer, unnumbered and unprotected, and is counted as it
+                        // leaves (transmit(_:length:kind:probeClusterID:nowNs:output:)).
+                        if !paced(UnsafeRawBufferPointer(rebasing: rtxBuffer[0..<length])) { errors += 1 }
                         continue
                     }
                     let numbered = transportWide?.stamp(packet: rtxBuffer, length: length) == true

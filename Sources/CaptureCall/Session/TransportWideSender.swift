@@ -112,12 +112,14 @@ package final class TransportWideSender {
         return true
     }
 
-    /// The packet last stamped left at `nowNs` with `size` bytes of RTP (see the type's discussion) on `ssrc`: its
-    /// number is recorded and used up.
-    package func sent(size: Int, ssrc: UInt32, isRetransmission: Bool, nowNs: UInt64) {
+    /// The packet last stamped left at `nowNs` with `size` bytes of RTP (see the type's discussion) on `ssrc`, as
+    /// part of probe cluster `probeClusterID` if any: its number is recorded and used up.
+    package func sent(
+        size: Int, ssrc: UInt32, isRetransmission: Bool, nowNs: UInt64, probeClusterID: Int32? = nil
+    ) {
         history.record(
             sequenceNumber: nextSequenceNumber, sendTimeNs: nowNs, size: size, ssrc: ssrc,
-            isRetransmission: isRetransmission)
+            isRetransmission: isRetransmission, probeClusterID: probeClusterID)
         nextSequenceNumber &+= 1
         if isRetransmission { counters.retransmissionsSent += 1 }
     }

@@ -108,7 +108,8 @@ public final class VideoReceiver: Sendable {
                 assembler: VP8FrameAssembler(configuration: configuration.assembler), decoder: decoder,
                 outputPath: configuration.outputPath, loss: configuration.loss.map(PacketLossSimulator.init),
                 schedule: RTCPInterval(
-                    intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs()),
+                    intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: MonotonicClock.nowNs(),
+                    seed: configuration.ssrc),
                 transportFeedback: configuration.transportSequenceNumberExtensionID.flatMap { id in
                     (1...14).contains(id)
                         ? TransportFeedbackGenerator(

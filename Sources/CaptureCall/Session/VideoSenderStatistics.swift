@@ -65,6 +65,12 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var srtcpFailures = 0
     /// Packets the socket refused (ECONNREFUSED after an ICMP port unreachable, ENOBUFS…): counted, never fatal.
     public var sendErrors = 0
+    /// Padding-only packets sent to probe the path (paced sending: see ``RTPSendSession``), on the RTX stream.
+    public var paddingPackets = 0
+    /// Their bytes, protected.
+    public var paddingBytes = 0
+    /// Packets the pacer could not take (its store full): lost to the peer, counted, never fatal.
+    public var pacerRefused = 0
     /// Glass-to-wire latency: from the frame's capture timestamp to its last packet handed to the socket.
     public var glassToWire = LatencyRecorder.Summary()
 

@@ -15,7 +15,7 @@ public enum RTXPacket {
         ssrc: UInt32, sequenceNumber: UInt16
     ) -> Int {
         guard original.count >= RTPHeader.fixedSize, buffer.count >= original.count + overhead,
-            let headerLength = headerLength(of: original)
+            let headerLength = RTPHeader.length(of: original)
         else { return 0 }
         UnsafeMutableRawBufferPointer(rebasing: buffer[0..<headerLength])
             .copyMemory(from: UnsafeRawBufferPointer(rebasing: original[0..<headerLength]))
@@ -28,15 +28,5 @@ public enum RTXPacket {
         UnsafeMutableRawBufferPointer(rebasing: buffer[headerLength + overhead..<headerLength + overhead + payload])
             .copyMemory(from: UnsafeRawBufferPointer(rebasing: original[headerLength...]))
         return headerLength + overhead + payload
-    }
-
-    /// The length of `packet`'s header (fixed part, CSRCs, extension block), or `nil` when it runs past the end.
-    static func headerLength(of packet: UnsafeRawBufferPointer) -> Int? {
-        var length = RTPHeader.fixedSize + Int(packet[0] & 0x0F) * 4
-        if packet[0] & 0x10 != 0 {
-            guard packet.count >= length + 4 else { return nil }
-            length += 4 + (Int(packet[length + 2]) << 8 | Int(packet[length + 3])) * 4
-        }
-        return length <= packet.count ? length : nil
     }
 }

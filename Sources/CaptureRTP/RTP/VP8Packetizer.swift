@@ -21,6 +21,8 @@ public final class VP8Packetizer {
     public private(set) var nextSequenceNumber: UInt16
     /// The picture ID the next frame will carry.
     public private(set) var nextPictureID: UInt16
+    /// The RTP timestamp of the last frame packetized (0 before the first): what padding packets carry.
+    public private(set) var lastRTPTimestamp: UInt32 = 0
 
     /// The reused packet buffer.
     private let buffer: UnsafeMutableRawBufferPointer
@@ -85,6 +87,7 @@ public final class VP8Packetizer {
         guard frame.count > 0 else { return }
         let pictureID = nextPictureID
         nextPictureID = (nextPictureID &+ 1) & 0x7FFF
+        lastRTPTimestamp = rtpTimestamp
         statistics.frames += 1
         let extensionID = configuration.videoOrientationExtensionID
         let everyPacketBlock = Self.extensionBlockSize(elements: everyPacketElements)
