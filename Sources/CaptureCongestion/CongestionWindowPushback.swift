@@ -80,6 +80,9 @@ public struct CongestionWindowPushback: Sendable, Hashable {
         } else {
             encodingRateRatio = min(1, encodingRateRatio * 1.05)
         }
+        // Never further down than the minimum needs: libwebrtc's ratio falls without bound while the window stays
+        // full (its output is floored, not the ratio), and then takes hundreds of ×1.05 steps to come back.
+        if target > 0 { encodingRateRatio = max(encodingRateRatio, min(1, Double(minimumBitrate) / Double(target))) }
         let adjusted = Int(bitrate: Double(target) * encodingRateRatio)
         return adjusted < minimumBitrate ? min(target, minimumBitrate) : adjusted
     }

@@ -16,6 +16,9 @@
 ///   the delay-based estimate passes through its 8 %-a-second ramp (outside a 2 s start phase). Here the loss-based
 ///   limit exists only after a loss back-off and disappears once it climbs back to the other limits, so a probe
 ///   result mid-call takes effect at once, as with libwebrtc's v2 (on by default in Chrome).
+/// - **Climbing back at the pace of the path.** While loss stays low, the limit may rise at once to 1.5 × the
+///   acknowledged throughput (v2's ramp-up bound), not only by v1's 8 % a second: after a step down whose queue
+///   overflow set the limit far under the new capacity, v1 takes 15 s or more to give the rate back.
 /// - **Loss that does not react to the rate is not congestion.** v1 collapses to the minimum under 10 % random loss
 ///   (no window is ever under 2 %), which v2 avoids with its "inherent loss" model. This keeps a simple version of
 ///   that idea: an *inherent loss* estimate, a slow average (weight 1/16 per window, at most 20 %) of the loss
@@ -33,6 +36,7 @@ struct LossBasedEstimator {
     static let decreaseInterval: Int64 = 300 * Nanoseconds.perMillisecond
     static let inherentWeight = 1.0 / 16
     static let inherentMaximum = 0.2
+    static let rampUpFactor = 1.5
 
     private var lost = 0
     private var expected = 0
@@ -68,12 +72,14 @@ struct LossBasedEstimator {
     }
 
     /// Applies the rules at `now` for a sender at `rate` bit/s (the current target) under the other limits `upper`.
-    mutating func update(rate: Double, upper: Double, rtt: Int64, now: Int64) {
+    mutating func update(rate: Double, upper: Double, acknowledged: Double?, rtt: Int64, now: Int64) {
         let loss = max(0, lastLossFraction - inherentLoss)
         if loss <= Self.lowLoss {
             if let limit {
                 let base = minimumOfLastSecond(now: now) ?? limit
-                let raised = base * 1.08 + 1000
+                // v2's ramp-up bound: with the loss gone, what the path carries (acknowledged) × 1.5 is allowed at
+                // once; otherwise v1's 8 % a second.
+                let raised = max(base * 1.08 + 1000, (acknowledged ?? 0) * Self.rampUpFactor)
                 self.limit = raised >= upper ? nil : max(limit, raised)
             }
         } else if loss > Self.highLoss, !decreasedThisWindow {

@@ -45,6 +45,10 @@ public struct SendSideBandwidthEstimator: Sendable {
         public var startBitrate: Int
         /// The highest target, and the probing ceiling (probes never exceed 5 Mbit/s), bit/s. Default 2 500 000.
         public var maximumBitrate: Int
+        /// Whether a delay-based decrease also drains the standing queue the feedback shows (see
+        /// `AIMDRateControl`): for a sender with no congestion window. A sender whose pacer and window push back
+        /// (``CongestionWindowPushback``) turns it off, as libwebrtc has it. Default `true`.
+        public var drainsStandingQueue = true
 
         /// A configuration; out-of-range values are clamped by ``normalized``.
         public init(minimumBitrate: Int = 30_000, startBitrate: Int = 300_000, maximumBitrate: Int = 2_500_000) {
@@ -58,9 +62,11 @@ public struct SendSideBandwidthEstimator: Sendable {
         public var normalized: Configuration {
             let minimum = max(1000, minimumBitrate)
             let maximum = max(minimum, maximumBitrate)
-            return Configuration(
+            var normalized = Configuration(
                 minimumBitrate: minimum, startBitrate: min(max(startBitrate, minimum), maximum),
                 maximumBitrate: maximum)
+            normalized.drainsStandingQueue = drainsStandingQueue
+            return normalized
         }
     }
 
@@ -255,7 +261,7 @@ public struct SendSideBandwidthEstimator: Sendable {
 
         let congested = lastOveruse.map { Nanoseconds.difference(nowNs, $0) < Nanoseconds.perSecond } ?? false
         if loss.addPackets(lost: lostCount, total: lostCount + sorted.count, congested: congested) {
-            loss.update(rate: target, upper: upperLimit, rtt: rtt, now: nowNs)
+            loss.update(rate: target, upper: upperLimit, acknowledged: acknowledged.bitrate, rtt: rtt, now: nowNs)
         }
         updateTarget(now: nowNs)
     }
@@ -271,7 +277,9 @@ public struct SendSideBandwidthEstimator: Sendable {
             lastOveruse = now
             if let acked {
                 if aimd.timeToReduceFurther(now: now, throughput: acked) {
-                    aimd.update(usage: .overusing, throughput: acked, now: now, queueDelay: queue.queueDelay)
+                    aimd.update(
+                        usage: .overusing, throughput: acked, now: now,
+                        queueDelay: configuration.drainsStandingQueue ? queue.queueDelay : 0)
                     delaySource = .delayBased
                 }
             } else if aimd.timeToReduceFurther(now: now, throughput: .infinity) {

@@ -190,12 +190,12 @@ struct LossBasedEstimatorTests {
         #expect(!value7)
         let value8 = loss.addPackets(lost: 2, total: 10, congested: true)
         #expect(value8)
-        loss.update(rate: 1_000_000, upper: 1_000_000, rtt: 0, now: 0)
+        loss.update(rate: 1_000_000, upper: 1_000_000, acknowledged: nil, rtt: 0, now: 0)
         let backedOff = 1_000_000 * (1 - 0.5 * 51 / 256)
         #expect(loss.limit == backedOff)
         let value9 = loss.addPackets(lost: 0, total: 20, congested: true)
         #expect(value9)
-        loss.update(rate: backedOff, upper: 1_000_000, rtt: 0, now: 100 * ms)
+        loss.update(rate: backedOff, upper: 1_000_000, acknowledged: nil, rtt: 0, now: 100 * ms)
         #expect(loss.limit == backedOff * 1.08 + 1000)
     }
 
@@ -203,13 +203,13 @@ struct LossBasedEstimatorTests {
     func holdAndClear() {
         var loss = LossBasedEstimator()
         _ = loss.addPackets(lost: 10, total: 20, congested: true)
-        loss.update(rate: 100_000, upper: 100_000, rtt: 0, now: 0)
+        loss.update(rate: 100_000, upper: 100_000, acknowledged: nil, rtt: 0, now: 0)
         #expect(loss.limit == 75_000)
         _ = loss.addPackets(lost: 1, total: 20, congested: true)
-        loss.update(rate: 75_000, upper: 100_000, rtt: 0, now: 100 * ms)
+        loss.update(rate: 75_000, upper: 100_000, acknowledged: nil, rtt: 0, now: 100 * ms)
         #expect(loss.limit == 75_000)
         _ = loss.addPackets(lost: 0, total: 20, congested: true)
-        loss.update(rate: 75_000, upper: 80_000, rtt: 0, now: 200 * ms)
+        loss.update(rate: 75_000, upper: 80_000, acknowledged: nil, rtt: 0, now: 200 * ms)
         #expect(loss.limit == nil)
     }
 

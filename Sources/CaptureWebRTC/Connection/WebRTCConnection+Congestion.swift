@@ -11,9 +11,11 @@ internal import CaptureRTP
 /// and transport-wide congestion control was negotiated. The stream's own loss-based estimate from receiver reports
 /// is then off: the estimator has its own, from the feedback's losses.
 ///
-/// ## What is not here yet
-/// There is no pacer: the estimator's probe requests are counted and not sent, so the estimate ramps by AIMD alone
-/// (×1.08 a second far from the link's capacity), and the pacing rate is not applied.
+/// ## Probes, pacing and the window
+/// The estimator's probe clusters go to the pacer (``Pacing``), which sends them at their rate; its pacing rate is
+/// the pacer's. The congestion window (libwebrtc's pushback: bytes in flight and queued over (RTT + 350 ms) × the
+/// target) trims the encoder's target while full and tells the encoder to drop frames, so that a feedback path that
+/// went dead does not let the queue grow without bound.
 ///
 /// ## Performance
 /// The feedback is converted into a reused ``TransportPacketsFeedback`` whose array keeps its capacity: after the
@@ -22,15 +24,19 @@ struct CongestionControl {
     var estimator: SendSideBandwidthEstimator
     /// The estimator's input, reused.
     var feedback: TransportPacketsFeedback
-    /// Probe clusters the estimator asked for and nobody sent (no pacer yet).
+    /// Probe clusters the estimator asked for when there was no pacer to send them.
     var probeRequestsUnsent = 0
+    /// The congestion window's pushback on the encoder's target.
+    var pushback = CongestionWindowPushback()
+    /// The last round-trip time measured (receiver reports), for the window.
+    var roundTripTime: Duration?
 
     init(minimumKbps: Int, startKbps: Int, maximumKbps: Int, at start: ContinuousClock.Instant) {
-        estimator = SendSideBandwidthEstimator(
-            configuration: SendSideBandwidthEstimator.Configuration(
-                minimumBitrate: minimumKbps * 1_000, startBitrate: startKbps * 1_000,
-                maximumBitrate: maximumKbps * 1_000
-            ).normalized, at: start)
+        var configuration = SendSideBandwidthEstimator.Configuration(
+            minimumBitrate: minimumKbps * 1_000, startBitrate: startKbps * 1_000, maximumBitrate: maximumKbps * 1_000)
+        // The pacer's window pushes back on a standing queue (libwebrtc's split of the work).
+        configuration.drainsStandingQueue = true
+        estimator = SendSideBandwidthEstimator(configuration: configuration.normalized, at: start)
         feedback = TransportPacketsFeedback(receivedAt: start, results: [])
         feedback.results.reserveCapacity(256)
     }
@@ -54,27 +60,28 @@ extension WebRTCConnection {
         }
         control.estimator.onFeedback(control.feedback, now: clock.instant(atNanoseconds: nowNs))
         congestion = control
-        applyEstimate()
+        applyEstimate(nowNs: nowNs)
     }
 
     /// A round-trip time from a receiver report.
     func estimate(roundTripTime: Duration, nowNs: UInt64) {
         congestion?.estimator.onRoundTripTime(roundTripTime, now: clock.instant(atNanoseconds: nowNs))
-        applyEstimate()
+        congestion?.roundTripTime = roundTripTime
+        applyEstimate(nowNs: nowNs)
     }
 
     /// A receiver's ceiling (REMB, TMMBR) in kbit/s: the estimate stays under it.
     func estimate(ceilingKbps: Int, nowNs: UInt64) {
         congestion?.estimator.onReceiverEstimatedMaximum(
             ceilingKbps.multipliedReportingOverflow(by: 1_000).partialValue, now: clock.instant(atNanoseconds: nowNs))
-        applyEstimate()
+        applyEstimate(nowNs: nowNs)
     }
 
     /// Runs the estimator's timer when due.
     func estimateIfDue(nowNs: UInt64) {
         guard let due = congestion?.estimator.nextDeadline, clock.instant(atNanoseconds: nowNs) >= due else { return }
         congestion?.estimator.process(now: clock.instant(atNanoseconds: nowNs))
-        applyEstimate()
+        applyEstimate(nowNs: nowNs)
     }
 
     /// When the estimator's timer is next due, in the connection's nanoseconds.
@@ -89,21 +96,34 @@ extension WebRTCConnection {
         figures.limitation = "\(control.estimator.limitation)"
         figures.acknowledgedBitrate = control.estimator.acknowledgedBitrate
         figures.queueDelay = control.estimator.queueDelay
-        figures.probeClustersUnsent = control.probeRequestsUnsent
+        figures.probeClustersUnsent =
+            control.probeRequestsUnsent + (pacing?.controller.statistics.probeClustersAbandoned ?? 0)
     }
 
     /// Tells the encoder the estimator's target when it moved: any decrease, an increase of 2 % or more (so that a
     /// ramp of ×1.08 a second reconfigures the encoder a few times a second, not at every 25 ms step), or a bound of
     /// the configured range reached.
-    private func applyEstimate() {
+    private func applyEstimate(nowNs: UInt64) {
         guard congestion != nil, case .connected(var established) = phase else { return }
         // Mutated in place through the stored property: a local copy would copy the estimator's rings on write.
         if let requests = congestion?.estimator.takeProbeClusterRequests(), !requests.isEmpty {
-            congestion?.probeRequestsUnsent += requests.count
+            let now = clock.instant(atNanoseconds: nowNs)
+            for request in requests {
+                if pacing != nil {
+                    pacing?.controller.addProbeCluster(request, at: now)
+                } else {
+                    congestion?.probeRequestsUnsent += 1
+                }
+            }
         }
         guard let estimator = congestion?.estimator else { return }
-        let clamped = min(
-            max(estimator.targetBitrate / 1_000, established.range.lowerBound), established.range.upperBound)
+        // The window: what is in flight (the feedback has not reported it yet) and what waits in the pacer.
+        let roundTripTime = congestion?.roundTripTime
+        congestion?.pushback.update(
+            bytesInFlight: transportWide?.bytesInFlight ?? 0, pacerQueueBytes: pacing?.controller.queuedBytes ?? 0,
+            roundTripTime: roundTripTime, targetBitrate: estimator.targetBitrate)
+        let pushed = congestion?.pushback.adjust(estimator.targetBitrate) ?? estimator.targetBitrate
+        let clamped = min(max(pushed / 1_000, established.range.lowerBound), established.range.upperBound)
         let current = established.targetKbps
         let atBound = clamped == established.range.lowerBound || clamped == established.range.upperBound
         guard clamped < current || (clamped > current && ((clamped - current) * 50 >= current || atBound)) else {

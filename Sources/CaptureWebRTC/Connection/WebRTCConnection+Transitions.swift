@@ -34,8 +34,9 @@ extension WebRTCConnection {
             // An RTCP datagram changes nothing in ICE: the path worked out after the last input holds.
             let route = mediaPath
             media.receiveRTCP(
-                datagram, length: datagram.count, nowNs: nowNs, currentTargetKbps: established.targetKbps
-            ) { sendMedia($0, route: route) }
+                datagram, length: datagram.count, nowNs: nowNs, currentTargetKbps: established.targetKbps,
+                output: { sendMedia($0, route: route) }, pacesRetransmissions: pacing != nil,
+                retransmit: { enqueuePaced($0, kind: .retransmission, nowNs: nowNs) })
             while let feedback = media.pollFeedback() {
                 switch feedback {
                 case .keyFrameRequest(let reason): events.append(.keyFrameRequested(reason))
@@ -54,6 +55,8 @@ extension WebRTCConnection {
                 // The estimate may have moved the target: the next feedback reads it from the phase.
                 if case .connected(let updated) = phase { established = updated }
             }
+            // Retransmissions the NACKs asked for, and probes the feedback started, leave now if the pacer lets them.
+            drainPacer(nowNs: nowNs)
         case .rtp:
             counters.rtpReceived += 1
             guard case .connected(let established) = phase else { return }
@@ -221,6 +224,7 @@ extension WebRTCConnection {
                 minimumKbps: configuration.minBitrateKbps, startKbps: configuration.startBitrateKbps,
                 maximumKbps: configuration.maxBitrateKbps, at: clock.instant(atNanoseconds: nowNs))
         }
+        if let media { startPacing(for: media, nowNs: nowNs) }
         phase = .connected(
             Established(
                 dtls: handshake.dtls, keys: keys, media: media, range: range,
@@ -235,6 +239,7 @@ extension WebRTCConnection {
         guard !isOver else { return }
         logger.warning("WebRTC connection failed", metadata: ["error": "\(error)"])
         keepFinalMediaFigures()
+        stopPacing()
         phase = .failed(error)
         events.append(.failed(error))
     }

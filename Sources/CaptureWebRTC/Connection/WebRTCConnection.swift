@@ -42,8 +42,16 @@ public import Logging
 ///
 /// ## Performance
 /// ``send(frame:at:)`` and the ``pollTransmit()`` that follows allocate nothing per packet in steady state: the RTP
-/// session packetizes and protects in reused buffers and the outgoing datagrams sit in a slab of reused slots
-/// (ChannelData framed in place on a relayed path).
+/// session packetizes in a reused buffer, the pacer holds the packets in a slab of reused slots, they are protected
+/// in place as they leave, and the outgoing datagrams sit in a slab of reused slots (ChannelData framed in place on a
+/// relayed path).
+///
+/// ## Pacing
+/// What the stream sends waits in a pacer and leaves in short bursts at the pacing rate, retransmissions first, with
+/// the estimator's probe clusters at their own rate (padding on the RTX stream when no media waits): a frame's
+/// packets leave over the next few tens of milliseconds, after ``send(frame:at:)`` returns, as ``handleTimeout(at:)``
+/// runs at ``nextTimeout``. See `Pacing` for the rates and when the encoder is told to drop frames
+/// (``ConnectionEvent/frameDroppingChanged(_:)``).
 ///
 /// ## Transport-wide congestion control
 /// When negotiated (``ConnectionMedia``'s packetizer has the extension id), every RTP packet we send, RTX included,
@@ -225,6 +233,9 @@ public final class WebRTCConnection {
     /// The send-side congestion controller (`nil` unless transport-wide feedback is negotiated and we send a stream).
     /// A stored property, not part of ``phase``: it is mutated in place per feedback, never copied.
     var congestion: CongestionControl?
+    /// The pacer and the packets it holds (`nil` until connected with a stream to send). A stored property, not part
+    /// of ``phase``: it is mutated in place per packet, never copied.
+    var pacing: Pacing?
     /// The last transport-wide feedback reports (see `onTransportFeedback(_:at:)`).
     var transportReports = TransportReportBuffer(capacity: 16)
     /// Transport-wide feedback messages we sent.
@@ -274,6 +285,7 @@ public final class WebRTCConnection {
     public var statistics: WebRTCTransportStatistics {
         var statistics = counters
         statistics.transportWideCC = transportWideStatistics
+        statistics.pacer = pacerStatistics
         return statistics
     }
     /// ICE's state now.
@@ -348,8 +360,13 @@ public final class WebRTCConnection {
             counters.mediaBlocked += 1
             return
         }
-        let path = mediaPath
-        media.send(frame, nowNs: nowNs) { packet in sendMedia(packet, route: path) }
+        guard pacing != nil else {
+            let path = mediaPath
+            media.send(frame, nowNs: nowNs) { packet in sendMedia(packet, route: path) }
+            return
+        }
+        media.packetize(frame, nowNs: nowNs) { enqueuePaced($0, kind: .media, nowNs: nowNs) }
+        drainPacer(nowNs: nowNs)
     }
 
     /// Asks the peer for a key frame of `mediaSSRC` (RTCP PLI, RFC 4585 §6.3.1): what a receiving connection sends
@@ -388,6 +405,7 @@ public final class WebRTCConnection {
         case .new, .failed: break
         }
         keepFinalMediaFigures()
+        stopPacing()
         phase = .closed
         ice.close(nowNs: nowNs)
         drainICE()
@@ -427,6 +445,7 @@ public final class WebRTCConnection {
             }
             sendTransportFeedbackIfDue(nowNs: nowNs)
             estimateIfDue(nowNs: nowNs)
+            drainPacer(nowNs: nowNs)
         case .new, .failed, .closed: break
         }
         advance(nowNs: nowNs)
@@ -455,6 +474,7 @@ public final class WebRTCConnection {
             consider(established.media?.nextReportNs)
             consider(feedbackGenerator?.nextDeadlineNs)
             consider(nextEstimateNs)
+            consider(nextPacerNs)
         case .new, .failed, .closed: break
         }
         return next.map { clock.instant(atNanoseconds: $0) }

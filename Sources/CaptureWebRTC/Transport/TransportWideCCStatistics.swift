@@ -45,7 +45,8 @@ public struct TransportWideCCStatistics: Sendable, Hashable, Codable {
     public var acknowledgedBitrate: Int?
     /// The standing queue the feedback shows: one-way delay above its minimum over the last 10 s.
     public var queueDelay: Duration?
-    /// Probe clusters the controller asked for and nobody sent (there is no pacer yet).
+    /// Probe clusters the controller asked for that were never sent in full (the pacer abandoned them: no media to
+    /// start with, or they waited or ran too long).
     public var probeClustersUnsent = 0
 
     /// All zero.

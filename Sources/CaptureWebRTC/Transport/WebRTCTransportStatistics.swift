@@ -28,6 +28,8 @@ public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     public var dtlsConnectedAfter: Duration?
     /// Transport-wide congestion control: packets numbered, feedback both ways, bytes in flight.
     public var transportWideCC = TransportWideCCStatistics()
+    /// The pacer's figures, once media is sent (`nil` before, and for a connection that only receives).
+    public var pacer: PacerStatistics?
 
     /// Creates empty statistics.
     public init() {}

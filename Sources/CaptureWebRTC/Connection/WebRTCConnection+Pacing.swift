@@ -1,0 +1,156 @@
+internal import CaptureCall
+internal import CaptureCongestion
+internal import CaptureRTP
+
+/// The connection's pacer and what it holds: the packets of each frame and each retransmission wait here, unprotected
+/// and unnumbered, and leave in short bursts at the pacing rate; probe clusters leave at their own rate, padded on the
+/// RTX stream when there is no media to send.
+///
+/// ## Why here
+/// The transport-wide number and the send time recorded for the estimator are the instant a packet leaves the pacer,
+/// not the instant the encoder produced it: so a packet is numbered and protected as it leaves
+/// (`RTPSendSession.transmit`), and the estimator sees the real spacing of what went on the wire.
+///
+/// ## Rates
+/// With transport-wide congestion control, the estimator's pacing rate (1.1 × its target once feedback arrived,
+/// 2.5 × before). With receiver-report rate control, 2.5 × the target: there is no estimate of the path to pace close
+/// to, so the pacer only smooths a frame's burst.
+///
+/// ## The encoder told to drop frames
+/// While the congestion window is full (bytes in flight over (RTT + 350 ms) × target, libwebrtc's pushback) or the
+/// queue holds more than a second at the pacing rate, ``ConnectionEvent/frameDroppingChanged(_:)`` tells the owner
+/// to drop frames before the encoder; the window also pushes the encoder's target down by 5–10 % a step while full.
+struct Pacing {
+    var controller: PacingController
+    let store: PacedPacketStore
+    /// Whether the owner was last told to drop frames.
+    var droppingFrames = false
+    var droppingEpisodes = 0
+    /// Padding the pacer asked for that could not be built (no RTX stream).
+    var paddingUnavailable = 0
+    /// How long the oldest queued packet had waited at the last drain.
+    var queueDelay = Duration.zero
+
+    /// The most a queue may hold, at the pacing rate, before the encoder is told to drop frames.
+    static let frameDropQueueTime = Duration.seconds(1)
+}
+
+extension WebRTCConnection {
+    // MARK: Pacing
+
+    /// Sets up the pacer for `media` (once connected).
+    func startPacing(for media: RTPSendSession, nowNs: UInt64) {
+        let packetizer = media.configuration.packetizer
+        // An RTX copy is the original plus its original sequence number; then the SRTP trailer.
+        let slot = packetizer.maxPacketSize + RTXPacket.overhead + max(packetizer.trailerCapacity, 64)
+        let padding =
+            RTPPaddingPacket.headerLength(transportWideID: media.transportWide?.extensionID)
+            + RTPPaddingPacket.maximumPaddingLength
+        pacing = Pacing(
+            controller: PacingController(
+                configuration: PacingController.Configuration(paddingPacketSize: padding),
+                at: clock.instant(atNanoseconds: nowNs)),
+            store: PacedPacketStore(slotSize: slot))
+    }
+
+    /// Queues one unprotected packet for the pacer; `false` when the store is full.
+    func enqueuePaced(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind, nowNs: UInt64) -> Bool {
+        guard let store = pacing?.store, let handle = store.store(packet, kind: kind) else { return false }
+        pacing?.controller.enqueue(
+            handle: handle, size: packet.count, priority: kind == .retransmission ? .retransmission : .media,
+            at: clock.instant(atNanoseconds: nowNs))
+        return true
+    }
+
+    /// Sends what the pacer lets go at `nowNs`.
+    func drainPacer(nowNs: UInt64) {
+        guard pacing != nil, case .connected(let established) = phase, let media = established.media else { return }
+        let now = clock.instant(atNanoseconds: nowNs)
+        pacing?.controller.setPacingRate(pacingRate(targetKbps: established.targetKbps), at: now)
+        let route = mediaPath
+        while let output = pacing?.controller.poll(at: now), let store = pacing?.store {
+            switch output {
+            case .packet(let handle, let cluster):
+                if let (buffer, length, kind) = store.packet(handle) {
+                    media.transmit(buffer, length: length, kind: kind, probeClusterID: cluster, nowNs: nowNs) {
+                        sendMedia($0, route: route)
+                    }
+                }
+                store.release(handle)
+            case .padding(let size, let cluster):
+                let length = media.writePadding(into: store.scratch, size: size)
+                guard length > 0 else {
+                    pacing?.paddingUnavailable += 1
+                    continue
+                }
+                media.transmit(store.scratch, length: length, kind: .padding, probeClusterID: cluster, nowNs: nowNs) {
+                    sendMedia($0, route: route)
+                }
+            }
+        }
+        let queueDelay = pacing?.controller.oldestQueueTime(at: now) ?? .zero
+        pacing?.queueDelay = queueDelay
+        updateFrameDropping(nowNs: nowNs)
+    }
+
+    /// The rate the pacer drains at, bits per second (see ``Pacing``).
+    func pacingRate(targetKbps: Int) -> Int {
+        if let estimator = congestion?.estimator { return estimator.pacingBitrate }
+        return targetKbps.multipliedReportingOverflow(by: 2_500).partialValue
+    }
+
+    /// Tells the owner to start or stop dropping frames when the window's or the queue's state changed.
+    func updateFrameDropping(nowNs: UInt64) {
+        guard let pacer = pacing?.controller else { return }
+        let windowFull = congestion?.pushback.isDroppingFrames ?? false
+        let rate = max(1, pacer.pacingRate)
+        let queued = Duration.nanoseconds(
+            Int64(clamping: pacer.queuedBytes).multipliedReportingOverflow(by: 8_000_000_000).partialValue
+                / Int64(rate))
+        let dropping = windowFull || queued > Pacing.frameDropQueueTime
+        guard dropping != pacing?.droppingFrames else { return }
+        pacing?.droppingFrames = dropping
+        if dropping { pacing?.droppingEpisodes += 1 }
+        events.append(.frameDroppingChanged(dropping))
+    }
+
+    /// When the pacer next wants to send, in the connection's nanoseconds.
+    var nextPacerNs: UInt64? {
+        pacing?.controller.nextDeadline.map { clock.nanoseconds(at: $0) }
+    }
+
+    /// Empties the pacer (the connection is over).
+    func stopPacing() {
+        pacing?.controller.removeAll()
+        pacing?.store.removeAll()
+    }
+
+    /// The pacer's figures, with the congestion window's.
+    var pacerStatistics: PacerStatistics? {
+        guard let pacing else { return nil }
+        let pacer = pacing.controller
+        var figures = PacerStatistics()
+        figures.pacingRate = pacer.pacingRate
+        figures.effectiveRate = pacer.effectiveRate
+        figures.queuedPackets = pacer.queuedPackets
+        figures.queuedBytes = pacer.queuedBytes
+        figures.queueDelay = pacing.queueDelay
+        figures.expectedQueueTime = pacer.expectedQueueTime
+        let sent = pacer.statistics
+        figures.packetsSent = sent.packetsSent
+        figures.totalQueueDelay = sent.totalQueueDelay
+        figures.paddingPacketsSent = sent.paddingPacketsSent
+        figures.paddingBytesSent = sent.paddingBytesSent
+        figures.probeClustersStarted = sent.probeClustersStarted
+        figures.probeClustersCompleted = sent.probeClustersCompleted
+        figures.probeClustersAbandoned = sent.probeClustersAbandoned
+        figures.queueTimeLimitRaises = sent.queueTimeLimitRaises
+        if let pushback = congestion?.pushback {
+            figures.congestionWindow = pushback.window
+            figures.pushbackRatio = pushback.encodingRateRatio
+        }
+        figures.isDroppingFrames = pacing.droppingFrames
+        figures.frameDroppingEpisodes = pacing.droppingEpisodes
+        return figures
+    }
+}
