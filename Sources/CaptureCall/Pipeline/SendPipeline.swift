@@ -116,7 +116,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     /// Counters so far.
     public var statistics: SendPipelineStatistics { state.withLock { $0.statistics } }
 
-    /// The current output request of the video adapter (the configured one, scaled by CPU-overuse steps).
+    /// The current output request of the video adapter (the configured one, scaled by CPU-overuse and bandwidth steps,
+    /// its frame rate lowered by bandwidth steps).
     public var outputRequest: VideoAdapter.OutputFormatRequest? { adapter.request }
 
     /// Makes the next encoded frame a key frame.
@@ -133,7 +134,9 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     }
 
     /// Sets the encoder's target bit rate, clamped to the configured range; the encoder thread applies it before
-    /// the next frame.
+    /// the next frame (`vpx_codec_enc_config_set`, no key frame). The resolution and frame rate then follow it (see
+    /// ``QualityScalerConfiguration``); only a size change makes a key frame. Thread-safe, cheap: a connection may call
+    /// it several times a second.
     ///
     /// - Returns: The bit rate applied, in kbit/s.
     @discardableResult

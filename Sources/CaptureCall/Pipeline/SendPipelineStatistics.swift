@@ -36,7 +36,9 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var encodeFailures = 0
     /// Frames the encoder thread dropped unencoded while ``SendPipeline/setCongestionFrameDropping(_:)`` was on.
     public var droppedForCongestion = 0
-    /// What limits the sent resolution or frame rate now (W3C `qualityLimitationReason`).
+    /// What limits the sent resolution or frame rate now (W3C `qualityLimitationReason`): ``QualityLimitationReason/cpu``
+    /// when the CPU level is the lower resolution, else ``QualityLimitationReason/bandwidth`` when bandwidth lowered the
+    /// resolution or the frame rate (a tie counts as bandwidth).
     public var qualityLimitationReason = QualityLimitationReason.none
     /// Time spent in each limitation, measured on the capture times of the frames the encoder handled (W3C
     /// `qualityLimitationDurations`).
