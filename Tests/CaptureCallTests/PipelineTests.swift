@@ -141,7 +141,9 @@ struct PipelineTests {
         for size in sink.frames.map(\.dimensions) where sizes.last != size { sizes.append(size) }
         #expect(sizes == [full, reduced, full])
         var events: [SendPipelineEvent] = []
-        for await event in pipeline.events { events.append(event) }
+        for await event in pipeline.events {
+            if case .resolutionChanged = event { events.append(event) }
+        }
         #expect(
             events == [
                 .resolutionChanged(level: 1, maximum: reduced, stepUp: false),

@@ -11,10 +11,11 @@ import Logging
 #endif
 
 /// The encoder thread of a ``SendPipeline``: takes the newest frame from the mailbox, applies pending controls,
-/// rotates and encodes it, hands it to the sinks and steers the resolution from the measured encode times.
+/// rotates and encodes it, hands it to the sinks and steers the resolution from the measured encode times (CPU) and
+/// from the target bit rate and the encoder's QP (bandwidth); the lower resolution of the two wins.
 ///
-/// It owns the `VP8Encoder`, the overuse detector and the rotation pool; after ``start(_:)`` only the encoder thread
-/// touches them. Shared state goes through the pipeline's `ConditionLock`.
+/// It owns the `VP8Encoder`, the overuse detector, the quality scaler and the rotation pool; after ``start(_:)`` only
+/// the encoder thread touches them. Shared state goes through the pipeline's `ConditionLock`.
 final class EncoderWorker {
     private let configuration: SendPipelineConfiguration
     private let encoder: VP8Encoder
@@ -26,9 +27,19 @@ final class EncoderWorker {
     /// Finished as the thread's last act.
     private let finished: Completion
     private var detector: OveruseDetector
+    private var scaler: QualityScaler
+    /// Computes the level-0 size from the camera's: the configured request only.
+    private let baseAdapter: VideoAdapter
+    /// The bandwidth resolution level (0 = full), stepped by the quality scaler.
+    private var bandwidthLevel = 0
+    /// The size and frame rate last requested from the adapter for CPU or bandwidth (`nil`: not limited).
+    private var limitedSize: Dimensions?
+    private var limitedFPS: Double?
     private var rotationPool: FrameBufferPool?
-    /// The adapted size at level 0, the base of the overuse steps.
+    /// The adapted size at level 0, the base of the overuse and bandwidth steps.
     private var baseSize: Dimensions?
+    /// The capture time of the previous frame taken, for the limitation durations.
+    private var lastTimestampNs: UInt64?
     private var framesTaken = 0
 
     init(
@@ -45,6 +56,11 @@ final class EncoderWorker {
         self.events = events
         self.finished = finished
         detector = OveruseDetector(configuration: configuration.overuse)
+        scaler = QualityScaler(configuration: configuration.qualityScaling)
+        baseAdapter = VideoAdapter(poolCapacity: 1)
+        if let request = configuration.outputRequest {
+            baseAdapter.adaptOutputFormat(width: request.width, height: request.height, fps: request.fps)
+        }
     }
 
     /// Holds the worker while it crosses into the new thread.
@@ -81,6 +97,8 @@ final class EncoderWorker {
         var pending: SendPipeline.PendingFrame
         var forceKeyFrame: Bool
         var bitrateKbps: Int?
+        var targetKbps: Int
+        var dropForCongestion: Bool
         var delay: Duration?
         var injected: Duration?
     }
@@ -109,6 +127,7 @@ final class EncoderWorker {
             }
             return Job(
                 pending: pending, forceKeyFrame: state.keyFrameRequested, bitrateKbps: state.pendingBitrateKbps,
+                targetKbps: state.statistics.currentTargetKbps, dropForCongestion: state.congestionDropping,
                 delay: state.encodeDelay, injected: state.injectedEncodeDuration?(index))
         }
     }
@@ -122,13 +141,28 @@ final class EncoderWorker {
                 fail(error, stage: "setRates")
             }
         }
+        let timestampNs = job.pending.frame.timestampNs
+        let elapsedNs = lastTimestampNs.map { timestampNs > $0 ? timestampNs - $0 : 0 } ?? 0
+        lastTimestampNs = timestampNs
+        let dropped = job.dropForCongestion
+        state.withLock { state in
+            let reason = state.statistics.qualityLimitationReason
+            state.statistics.qualityLimitationDurations[reason, default: .zero] += .nanoseconds(
+                Int64(clamping: elapsedNs))
+            if dropped { state.statistics.droppedForCongestion += 1 }
+        }
+        if dropped { return }
+        let base = baseAdapter.adaptation(for: job.pending.inputDimensions).output
+        if base != baseSize {
+            baseSize = base
+            if limitedSize != nil { applyLimits() }
+        }
         let startNs = MonotonicClock.nowNs()
         if let delay = job.delay {
             // blocking: the encoder thread's test hook for a slow encoder.
             MonotonicClock.sleep(untilNs: startNs &+ UInt64(clamping: Self.nanoseconds(delay)))
         }
         var frame = job.pending.frame
-        if baseSize == nil || detector.level == 0 { baseSize = frame.dimensions }
         let encoded: EncodedFrame?
         do throws(CaptureError) {
             if configuration.rotatePixels, frame.rotation != .degrees0 { frame = try rotated(frame) }
@@ -154,6 +188,13 @@ final class EncoderWorker {
         let measured = job.injected.map(Self.nanoseconds) ?? Int64(clamping: durationNs)
         let decision = detector.addSample(encodeDurationNs: measured, frameIntervalNs: job.pending.intervalNs)
         if decision != .keep { adapt(decision) }
+        let sample = QualityScaler.Frame(
+            qp: encoded?.qp, timestampNs: timestampNs, targetKbps: job.targetKbps,
+            pixels: Self.pixels(of: base, level: bandwidthLevel),
+            stepUpPixels: bandwidthLevel > 0 ? Self.pixels(of: base, level: bandwidthLevel - 1) : nil,
+            canStepDown: Self.pixels(of: base, level: bandwidthLevel + 1) >= configuration.overuse.minimumPixels)
+        let step = scaler.addFrame(sample)
+        if step != .keep { adaptForBandwidth(step, targetKbps: job.targetKbps) }
     }
 
     /// Rotates the frame upright into a pooled buffer (I420), giving rotation 0.
@@ -177,12 +218,6 @@ final class EncoderWorker {
         guard level >= 0 else { return }
         let size = Self.size(of: base, level: level)
         if decision == .stepDown, size.width * size.height < configuration.overuse.minimumPixels { return }
-        let fps = configuration.outputRequest?.fps ?? 0
-        if level == 0, configuration.outputRequest == nil {
-            adapter.resetOutputFormat()
-        } else {
-            adapter.adaptOutputFormat(width: size.width, height: size.height, fps: fps)
-        }
         detector.didStep(decision)
         let stepUp = decision == .stepUp
         state.withLock { state in
@@ -195,6 +230,95 @@ final class EncoderWorker {
                 "usage %": "\(detector.lastWindowUsage.map { Int(($0 * 100).rounded()) } ?? -1)",
             ])
         events.yield(.resolutionChanged(level: level, maximum: size, stepUp: stepUp))
+        applyLimits()
+    }
+
+    /// Applies a quality-scaler step (resolution or frame rate), unless it is at a limit.
+    private func adaptForBandwidth(_ step: QualityScaler.Decision, targetKbps: Int) {
+        switch step {
+        case .keep:
+            return
+        case .resolutionDown:
+            bandwidthLevel += 1
+        case .resolutionUp:
+            guard bandwidthLevel > 0 else {
+                scaler.didApply(.keep)
+                return
+            }
+            bandwidthLevel -= 1
+        case .frameRateDown, .frameRateUp:
+            break
+        }
+        scaler.didApply(step)
+        let down = step == .resolutionDown || step == .frameRateDown
+        state.withLock { state in
+            if down { state.statistics.bandwidthStepsDown += 1 } else { state.statistics.bandwidthStepsUp += 1 }
+        }
+        logger.info(
+            "bandwidth: \(down ? "lowering" : "raising") the \(step == .frameRateDown || step == .frameRateUp ? "frame rate" : "resolution")",
+            metadata: [
+                "level": "\(bandwidthLevel)", "frame-rate level": "\(scaler.frameRateLevel)",
+                "rule": "\(scaler.lastTrigger.rawValue)", "target kbit/s": "\(targetKbps)",
+                "window QP": "\(scaler.lastAverageQP ?? -1)", "window dropped %": "\(scaler.lastDropPercent)",
+            ])
+        applyLimits()
+    }
+
+    /// Requests from the adapter the lower of the CPU and bandwidth resolutions and the bandwidth frame rate; updates
+    /// the encoder's frame rate, the statistics and, on a change, logs and reports the limitation.
+    private func applyLimits() {
+        guard let base = baseSize else { return }
+        let level = max(detector.level, bandwidthLevel)
+        let size = level > 0 ? Self.size(of: base, level: level) : nil
+        let configuredFPS = configuration.outputRequest?.fps ?? 0
+        let fullFPS = configuredFPS > 0 ? configuredFPS : configuration.encoder.framerate
+        let fps =
+            scaler.frameRateLevel > 0 ? fullFPS * QualityScaler.frameRateFraction(level: scaler.frameRateLevel) : nil
+        let reason: QualityLimitationReason =
+            if detector.level > bandwidthLevel {
+                .cpu
+            } else if bandwidthLevel > 0 || fps != nil {
+                .bandwidth
+            } else {
+                detector.level > 0 ? .cpu : .none
+            }
+        let sizeChanged = size != limitedSize
+        let fpsChanged = fps != limitedFPS
+        if sizeChanged || fpsChanged {
+            if size == nil, fps == nil, configuration.outputRequest == nil {
+                adapter.resetOutputFormat()
+            } else {
+                let request = configuration.outputRequest
+                adapter.adaptOutputFormat(
+                    width: size?.width ?? request?.width ?? 0, height: size?.height ?? request?.height ?? 0,
+                    fps: fps ?? configuredFPS)
+            }
+        }
+        if fpsChanged {
+            do throws(CaptureError) {
+                try encoder.setRates(
+                    bitrateKbps: encoder.configuration.targetBitrateKbps, fps: fps ?? configuration.encoder.framerate)
+            } catch {
+                fail(error, stage: "setRates")
+            }
+        }
+        limitedSize = size
+        limitedFPS = fps
+        let changed = state.withLock { state -> Bool in
+            let changed = sizeChanged || fpsChanged || state.statistics.qualityLimitationReason != reason
+            if sizeChanged { state.statistics.qualityLimitationResolutionChanges += 1 }
+            state.statistics.qualityLimitationReason = reason
+            state.statistics.limitedFrameRate = fps
+            return changed
+        }
+        guard changed else { return }
+        logger.info(
+            "quality limitation changed",
+            metadata: [
+                "reason": "\(reason.rawValue)", "size": "\(size.map { "\($0)" } ?? "full")",
+                "fps": "\(fps.map { "\($0)" } ?? "full")",
+            ])
+        events.yield(.qualityLimitationChanged(reason: reason, size: size, fps: fps))
     }
 
     /// `base` scaled to `level` (even sides, at least 2).
@@ -202,6 +326,12 @@ final class EncoderWorker {
         let (numerator, denominator) = OveruseConfiguration.scale(level: level)
         func side(_ value: Int) -> Int { max(2, value * numerator / denominator / 2 * 2) }
         return Dimensions(width: side(base.width), height: side(base.height))
+    }
+
+    /// The pixels of `base` scaled to `level`.
+    static func pixels(of base: Dimensions, level: Int) -> Int {
+        let size = size(of: base, level: level)
+        return size.width * size.height
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -28,7 +28,9 @@ public import Logging
 ///
 /// The encoder thread always encodes the newest frame, applies key-frame and bit-rate requests between frames, and
 /// measures the encode time: when it stays above 85 % of the frame interval the resolution steps down (3/4, 1/2, …),
-/// when it stays below 50 % it steps back up (see ``OveruseConfiguration``). Every control is thread-safe, logged,
+/// when it stays below 50 % it steps back up (see ``OveruseConfiguration``). The resolution, and then the frame rate,
+/// also follow the target bit rate (see ``QualityScalerConfiguration``): the lower of the two resolutions wins, and
+/// ``SendPipelineStatistics/qualityLimitationReason`` says which limits. Every control is thread-safe, logged,
 /// counted in ``statistics`` and reported on ``events``.
 public final class SendPipeline: CameraVideoCapturerDelegate {
     /// A frame waiting for the encoder.
@@ -36,6 +38,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         var frame: VideoFrame
         /// Time since the previous frame put in the mailbox (0 for the first).
         var intervalNs: Int64
+        /// The captured frame's size, before the video adapter.
+        var inputDimensions: Dimensions
     }
 
     /// Everything the capture thread, the controls and the encoder thread share.
@@ -45,6 +49,7 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         var lastTimestampNs: UInt64?
         var keyFrameRequested = false
         var pendingBitrateKbps: Int?
+        var congestionDropping = false
         var statistics = SendPipelineStatistics()
         var encodeDelay: Duration?
         var injectedEncodeDuration: (@Sendable (_ frameIndex: Int) -> Duration?)?
@@ -111,7 +116,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     /// Counters so far.
     public var statistics: SendPipelineStatistics { state.withLock { $0.statistics } }
 
-    /// The current output request of the video adapter (the configured one, scaled by CPU-overuse steps).
+    /// The current output request of the video adapter (the configured one, scaled by CPU-overuse and bandwidth steps,
+    /// its frame rate lowered by bandwidth steps).
     public var outputRequest: VideoAdapter.OutputFormatRequest? { adapter.request }
 
     /// Makes the next encoded frame a key frame.
@@ -128,7 +134,9 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     }
 
     /// Sets the encoder's target bit rate, clamped to the configured range; the encoder thread applies it before
-    /// the next frame.
+    /// the next frame (`vpx_codec_enc_config_set`, no key frame). The resolution and frame rate then follow it (see
+    /// ``QualityScalerConfiguration``); only a size change makes a key frame. Thread-safe, cheap: a connection may call
+    /// it several times a second.
     ///
     /// - Returns: The bit rate applied, in kbit/s.
     @discardableResult
@@ -148,6 +156,27 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
             eventContinuation.yield(.bitrateChanged(requestedKbps: kbps, appliedKbps: applied, reason: reason))
         }
         return applied
+    }
+
+    /// Turns frame dropping for congestion on or off: while on, the encoder thread drops every frame it takes before
+    /// encoding it (counted in ``SendPipelineStatistics/droppedForCongestion``). A connection turns it on while its
+    /// pacer queue or congestion window is full, and off when it drains.
+    ///
+    /// Thread-safe; takes effect from the next frame the encoder takes. Logged and reported on ``events`` when it
+    /// changes.
+    ///
+    /// ## Where this differs from libwebrtc
+    /// libwebrtc's congestion-window pushback drops frames in `VideoStreamEncoder` from a fill level it is fed; here the
+    /// connection decides and only the on/off switch crosses over.
+    public func setCongestionFrameDropping(_ drop: Bool) {
+        let changed = state.withLock { state -> Bool in
+            guard !state.stopping, state.congestionDropping != drop else { return false }
+            state.congestionDropping = drop
+            return true
+        }
+        guard changed else { return }
+        logger.info("congestion frame dropping \(drop ? "on" : "off")")
+        eventContinuation.yield(.congestionFrameDropping(drop))
     }
 
     /// Stops the pipeline: drops any waiting frame and tells the encoder thread to end. That thread delivers the frame
@@ -218,7 +247,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
             let interval = state.lastTimestampNs.map { Int64(clamping: frame.timestampNs) &- Int64(clamping: $0) }
             state.lastTimestampNs = frame.timestampNs
             if state.pending != nil { state.statistics.droppedAtEncoderQueue += 1 }
-            state.pending = PendingFrame(frame: output, intervalNs: interval ?? 0)
+            state.pending = PendingFrame(
+                frame: output, intervalNs: interval ?? 0, inputDimensions: frame.buffer.dimensions)
         }
     }
 

@@ -16,12 +16,15 @@ public struct SendPipelineConfiguration: Sendable, Hashable, Codable {
     public var rotatePixels: Bool
     /// CPU-overuse adaptation.
     public var overuse: OveruseConfiguration
+    /// Bandwidth adaptation: the resolution and frame rate follow the target bit rate.
+    public var qualityScaling: QualityScalerConfiguration
 
     /// Creates a configuration. `maxBitrateKbps` defaults to the larger of 2500 and the encoder's target.
     public init(
         encoder: VP8EncoderConfiguration = VP8EncoderConfiguration(), minBitrateKbps: Int = 50,
         maxBitrateKbps: Int? = nil, outputRequest: VideoAdapter.OutputFormatRequest? = nil, rotatePixels: Bool = false,
-        overuse: OveruseConfiguration = OveruseConfiguration()
+        overuse: OveruseConfiguration = OveruseConfiguration(),
+        qualityScaling: QualityScalerConfiguration = QualityScalerConfiguration()
     ) {
         self.encoder = encoder
         self.minBitrateKbps = minBitrateKbps
@@ -29,5 +32,6 @@ public struct SendPipelineConfiguration: Sendable, Hashable, Codable {
         self.outputRequest = outputRequest
         self.rotatePixels = rotatePixels
         self.overuse = overuse
+        self.qualityScaling = qualityScaling
     }
 }

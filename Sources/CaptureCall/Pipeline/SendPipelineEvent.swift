@@ -30,6 +30,11 @@ public enum SendPipelineEvent: Sendable, Hashable {
     case bitrateChanged(requestedKbps: Int, appliedKbps: Int, reason: BitrateChangeReason)
     /// CPU-overuse adaptation changed the resolution level (0 = full); `maximum` is the largest size now requested.
     case resolutionChanged(level: Int, maximum: Dimensions, stepUp: Bool)
+    /// The limitation of the sent video changed: its reason, the largest size now requested (`nil`: the camera's or
+    /// the configured size) and the frame rate requested (`nil`: not lowered).
+    case qualityLimitationChanged(reason: QualityLimitationReason, size: Dimensions?, fps: Double?)
+    /// Frame dropping for congestion was turned on or off (``SendPipeline/setCongestionFrameDropping(_:)``).
+    case congestionFrameDropping(Bool)
     /// A frame failed to adapt or encode (the pipeline goes on with the next frame).
     case encodeFailed(CaptureError)
 }

@@ -34,6 +34,25 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var totalEncodeTime: Duration = .zero
     /// Frames that failed to adapt, rotate or encode.
     public var encodeFailures = 0
+    /// Frames the encoder thread dropped unencoded while ``SendPipeline/setCongestionFrameDropping(_:)`` was on.
+    public var droppedForCongestion = 0
+    /// What limits the sent resolution or frame rate now (W3C `qualityLimitationReason`): ``QualityLimitationReason/cpu``
+    /// when the CPU level is the lower resolution, else ``QualityLimitationReason/bandwidth`` when bandwidth lowered the
+    /// resolution or the frame rate (a tie counts as bandwidth).
+    public var qualityLimitationReason = QualityLimitationReason.none
+    /// Time spent in each limitation, measured on the capture times of the frames the encoder handled (W3C
+    /// `qualityLimitationDurations`).
+    public var qualityLimitationDurations: [QualityLimitationReason: Duration] = [
+        .none: .zero, .bandwidth: .zero, .cpu: .zero, .other: .zero,
+    ]
+    /// Changes of the requested resolution for CPU or bandwidth (W3C `qualityLimitationResolutionChanges`).
+    public var qualityLimitationResolutionChanges = 0
+    /// Resolution or frame-rate steps down for bandwidth.
+    public var bandwidthStepsDown = 0
+    /// Resolution or frame-rate steps up for bandwidth.
+    public var bandwidthStepsUp = 0
+    /// The frame rate sent when bandwidth adaptation lowered it, else `nil`.
+    public var limitedFrameRate: Double?
     /// Frames timed (encoded or dropped by rate control).
     var timedFrames: UInt64 = 0
 

@@ -5,7 +5,8 @@ extension WHIPPublisher {
     /// The publication's statistics in W3C webrtc-stats' names and shapes, as a browser's `getStats()` gives them:
     /// the transport's report (``WebRTCTransport/statsReport()``) with the encoder's fields of `outbound-rtp` filled
     /// from the send pipeline (`framesEncoded`, `frameWidth`, `frameHeight`, `totalEncodeTime`,
-    /// `encoderImplementation`, and `targetBitrate` as the encoder has it). `nil` before ``start()`` made a transport.
+    /// `encoderImplementation`, `qualityLimitationReason`, `qualityLimitationDurations`,
+    /// `qualityLimitationResolutionChanges`, and `targetBitrate` as the encoder has it). `nil` before ``start()`` made a transport.
     public func statsReport() async -> WebRTCStatsReport? {
         let (transport, pipeline) = state.withLock { ($0.transport, $0.pipeline) }
         guard let transport else { return nil }
@@ -16,6 +17,10 @@ extension WHIPPublisher {
             report.outboundRTP?.frameHeight = encoded.currentOutputSize.map { Int($0.height) }
             report.outboundRTP?.totalEncodeTime = encoded.totalEncodeTime
             report.outboundRTP?.encoderImplementation = "libvpx"
+            report.outboundRTP?.qualityLimitationReason = encoded.qualityLimitationReason.rawValue
+            report.outboundRTP?.qualityLimitationDurations = Dictionary(
+                uniqueKeysWithValues: encoded.qualityLimitationDurations.map { ($0.key.rawValue, $0.value) })
+            report.outboundRTP?.qualityLimitationResolutionChanges = encoded.qualityLimitationResolutionChanges
             if encoded.currentTargetKbps > 0 {
                 report.outboundRTP?.targetBitrate = Double(encoded.currentTargetKbps) * 1_000
             }

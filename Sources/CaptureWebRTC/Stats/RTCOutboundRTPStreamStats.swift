@@ -1,3 +1,5 @@
+internal import CaptureCore
+
 /// The stream we send, as W3C webrtc-stats' `RTCOutboundRtpStreamStats` (type `outbound-rtp`).
 ///
 /// The engine fills what the RTP sender sees. The encoder's fields (`framesEncoded`, `frameWidth`, …) are `nil` from
@@ -49,6 +51,14 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
     public var totalEncodeTime: Duration?
     /// The encoder (W3C `encoderImplementation`), `libvpx`; from the publisher.
     public var encoderImplementation: String?
+    /// What limits the resolution or frame rate now: `none`, `bandwidth`, `cpu` or `other` (W3C
+    /// `qualityLimitationReason`); from the publisher.
+    public var qualityLimitationReason: String?
+    /// Time spent in each limitation, keyed by reason (W3C `qualityLimitationDurations`, seconds in JSON); from the
+    /// publisher.
+    public var qualityLimitationDurations: [String: Duration]?
+    /// Resolution changes made for CPU or bandwidth (W3C `qualityLimitationResolutionChanges`); from the publisher.
+    public var qualityLimitationResolutionChanges: Int?
 
     /// Stats for the stream `ssrc` with nothing sent.
     public init(ssrc: UInt32, rtxSsrc: UInt32? = nil) {
@@ -61,6 +71,7 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
         case type, id, ssrc, kind, transportId, rtxSsrc, packetsSent, bytesSent, headerBytesSent
         case retransmittedPacketsSent, retransmittedBytesSent, framesSent, keyFramesEncoded, nackCount, pliCount
         case firCount, targetBitrate, framesEncoded, frameWidth, frameHeight, totalEncodeTime, encoderImplementation
+        case qualityLimitationReason, qualityLimitationDurations, qualityLimitationResolutionChanges
     }
 
     /// Decodes the stats, their times in seconds.
@@ -88,6 +99,21 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
         frameHeight = try c.decodeIfPresent(Int.self, forKey: .frameHeight)
         totalEncodeTime = try c.decodeSeconds(forKey: .totalEncodeTime)
         encoderImplementation = try c.decodeIfPresent(String.self, forKey: .encoderImplementation)
+        qualityLimitationReason = try c.decodeIfPresent(String.self, forKey: .qualityLimitationReason)
+        if let seconds = try c.decodeIfPresent([String: Double].self, forKey: .qualityLimitationDurations) {
+            var durations: [String: Duration] = [:]
+            for (reason, value) in seconds {
+                guard value.isFinite, abs(value) < 1e12 else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .qualityLimitationDurations, in: c,
+                        debugDescription: "\(value) is not a duration in seconds")
+                }
+                durations[reason] = .nanoseconds(Int64((value * 1e9).rounded()))
+            }
+            qualityLimitationDurations = durations
+        }
+        qualityLimitationResolutionChanges = try c.decodeIfPresent(
+            Int.self, forKey: .qualityLimitationResolutionChanges)
     }
 
     /// Encodes the stats, their times in seconds.
@@ -115,5 +141,9 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
         try c.encodeIfPresent(frameHeight, forKey: .frameHeight)
         try c.encodeSeconds(totalEncodeTime, forKey: .totalEncodeTime)
         try c.encodeIfPresent(encoderImplementation, forKey: .encoderImplementation)
+        try c.encodeIfPresent(qualityLimitationReason, forKey: .qualityLimitationReason)
+        try c.encodeIfPresent(
+            qualityLimitationDurations?.mapValues { $0.inSeconds }, forKey: .qualityLimitationDurations)
+        try c.encodeIfPresent(qualityLimitationResolutionChanges, forKey: .qualityLimitationResolutionChanges)
     }
 }
