@@ -313,8 +313,8 @@ struct DriverLoop {
             shared.pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: reason)
         case .targetBitrateChanged(let kbps, let reason):
             _ = shared.pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: reason)
-        case .frameDroppingChanged:
-            break  // MERGE: pipeline frame dropping
+        case .frameDroppingChanged(let drop):
+            shared.pipeline.withLock { $0.pipeline }?.setCongestionFrameDropping(drop)
         case .iceStateChanged, .selectedPair, .connected, .failed, .closed:
             urgent = true
         case .rtpReceived:
