@@ -8,6 +8,7 @@ What each section measures, and why so, is told in Documentation/Benchmarks.md; 
 import filecmp
 import os
 import random
+import re
 import shutil
 import subprocess
 import time
@@ -438,9 +439,36 @@ class Bench:
         # connections joined in memory, every 30th frame a key frame of four times the size.
         f = self.bench("send_allocations", "connection", ["connection", "--frames", str(frames), "--warmup", "30",
                                                           "--bytes", "4000"], preload=True)["fields"]
-        rows.append({"configuration": "WebRTCConnection (DTLS-SRTP, RTX)", "packets": f["packets"],
+        rows.append({"configuration": "WebRTCConnection + its feedback", "packets": f["packets"],
                      "mallocs_per_packet": f["mallocs_per_packet"]})
-        return {"frames": frames, "rows": rows}
+        # The congestion controller alone (issue 20): the pacer and the send-side estimator per packet, and its cost in
+        # instructions by callgrind (stable on this noisy machine: the difference of two lengths, per packet).
+        packets = frames * 5
+        f = self.bench("send_allocations", "congestion", ["congestion", "--packets", str(packets), "--warmup", "2000"],
+                       preload=True)["fields"]
+        rows.append({"configuration": "pacer + send-side estimator", "packets": f["packets"],
+                     "mallocs_per_packet": f["mallocs_per_packet"]})
+        return {"frames": frames, "rows": rows, "congestion_instructions": self.congestion_instructions(packets)}
+
+    def congestion_instructions(self, packets):
+        """Instructions per packet of `capture-bench congestion` under callgrind: (I(2N) - I(N)) / N, so that start-up
+        and warm-up cancel out; None without valgrind. Valgrind cannot read Swift's DWARF, so it runs a stripped copy
+        (next to the original, for its rpath)."""
+        if not shutil.which("valgrind") or not shutil.which("strip"):
+            return None
+        original = os.path.join(self.bin, "capture-bench")
+        copy = os.path.join(self.bin, "capture-bench-callgrind")
+        tools.quiet(["strip", "--strip-debug", "-o", copy, original])
+        counts = []
+        for n in (packets, 2 * packets):
+            out = self.path("callgrind.%d.out" % n)
+            result = tools.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, copy, "congestion",
+                                "--packets", str(n), "--warmup", "2000"])
+            found = re.search(r"Collected : (\d+)", result.stderr)
+            if not found:
+                return None
+            counts.append(int(found.group(1)))
+        return round((counts[1] - counts[0]) / packets)
 
     def idle(self):
         rows = []

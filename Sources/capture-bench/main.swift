@@ -12,6 +12,7 @@
 //   capture-bench idle [--pairs N] [--seconds S]   (idle WebRTC connections: threads, wake-ups, CPU)
 //   capture-bench connection [--frames N] [--warmup W] [--bytes B]   (the connection's send path: allocations)
 //   capture-bench twcc [--packets N] [--warmup W]   (TWCC send history and feedback generator: allocations)
+//   capture-bench congestion [--packets N] [--warmup W]   (pacer and estimator per packet: allocations, callgrind)
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -35,6 +36,7 @@ do {
     case "idle": try await IdleBench(options).run()
     case "connection": try ConnectionBench(options).run()
     case "twcc": try TWCCBench(options).run()
+    case "congestion": try CongestionBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)

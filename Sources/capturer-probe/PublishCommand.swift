@@ -26,8 +26,27 @@ extension CapturerProbe {
         @Option(help: ArgumentHelp("A bearer token for the endpoint.", valueName: "T"))
         var token: String?
 
-        @Option(help: ArgumentHelp("VP8 start bit rate in kbit/s (REMB caps it).", valueName: "kbps"))
-        var bitrate = 1_000
+        @Option(
+            help: ArgumentHelp(
+                "The highest bit rate in kbit/s: the congestion controller's ceiling (REMB and TMMBR cap it lower).",
+                valueName: "kbps"))
+        var bitrate = 2_500
+
+        @Option(
+            help: ArgumentHelp(
+                "The bit rate to start at, kbit/s (default 300 with transport-wide congestion control, as libwebrtc; "
+                    + "1000 with receiver reports, which climb slowly).", valueName: "kbps"))
+        var startBitrate: Int?
+
+        @Option(help: ArgumentHelp("The lowest bit rate the controller may set, kbit/s.", valueName: "kbps"))
+        var minBitrate = 30
+
+        @Option(
+            help: ArgumentHelp(
+                "Print a line every SECONDS (JSON lines with --json): estimate, target, sent and acknowledged rate, "
+                    + "pacer queue, RTT, loss, the size and frame rate sent, and what limits them.",
+                valueName: "SECONDS"))
+        var statsInterval: Double?
 
         @Option(help: "The device orientation, sent as the video-orientation extension (or applied to the pixels).")
         var orientation: DeviceOrientation = .unknown
@@ -51,7 +70,7 @@ extension CapturerProbe {
         @Option(
             help: """
                 What steers the bit rate: receiver-reports (loss, under REMB), or transport-wide (the send-side \
-                estimate from TWCC feedback, when the endpoint negotiates it; no pacer yet).
+                estimate from TWCC feedback, when the endpoint negotiates it).
                 """)
         var congestionControl: CongestionControlMode = .receiverReports
 
@@ -82,6 +101,15 @@ extension CapturerProbe {
             if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
             guard (30...100_000).contains(bitrate) else {
                 throw ValidationError("--bitrate must be 30...100000 kbit/s")
+            }
+            guard (30...bitrate).contains(minBitrate) else {
+                throw ValidationError("--min-bitrate must be 30 kbit/s up to --bitrate")
+            }
+            if let startBitrate, !(minBitrate...bitrate).contains(startBitrate) {
+                throw ValidationError("--start-bitrate must be between --min-bitrate and --bitrate")
+            }
+            if let statsInterval, !(statsInterval >= 0.1 && statsInterval <= 3_600) {
+                throw ValidationError("--stats-interval must be 0.1...3600 seconds")
             }
             if let loss, !(0...100).contains(loss) { throw ValidationError("--loss must be 0...100 (percent)") }
             for server in iceServers where ICEServer(url: server) == nil {
@@ -158,7 +186,8 @@ extension CapturerProbe {
         mutating func run() async throws {
             let resolved = try source.resolve()
             let selection = try request.select(on: resolved)
-            var encoder = VP8EncoderConfiguration(targetBitrateKbps: bitrate, framerate: max(1, selection.fps))
+            let start = startBitrate ?? min(bitrate, congestionControl == .transportWide ? 300 : 1_000)
+            var encoder = VP8EncoderConfiguration(targetBitrateKbps: start, framerate: max(1, selection.fps))
             encoder.keyFrameInterval = max(1, Int((max(1, selection.fps) * 10).rounded()))
             let publisher = WHIPPublisher(
                 configuration: WHIPPublisherConfiguration(
@@ -166,7 +195,7 @@ extension CapturerProbe {
                     iceServers: iceServers.compactMap {
                         ICEServer(url: $0, username: iceUsername, credential: iceCredential)
                     }, encoder: encoder,
-                    maxBitrateKbps: max(bitrate, 2_500), retransmission: !noRetransmission,
+                    minBitrateKbps: minBitrate, maxBitrateKbps: bitrate, retransmission: !noRetransmission,
                     firstTransmissionLoss: loss.map { SimulatedLoss(percent: $0, seed: seed) },
                     connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
                     metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy,
@@ -194,6 +223,11 @@ extension CapturerProbe {
             }
             // (time, bytes sent) samples of the last five seconds, for the rate the stream settled at.
             var recent: [(ns: UInt64, bytes: Int)] = []
+            let streamStartNs = MonotonicClock.nowNs()
+            var statsSample = statsInterval.map { _ in
+                Self.statsLine(publisher.statistics, previous: nil, startNs: streamStartNs, nowNs: streamStartNs).1
+            }
+            var nextStatsNs = statsInterval.map { streamStartNs &+ UInt64($0 * 1e9) }
             while MonotonicClock.nowNs() < deadlineNs, !interrupted.isSet, case .running = run.capturer.captureState {
                 if case .failed = publisher.transportState { break }
                 let sent = publisher.statistics.sender ?? VideoSenderStatistics()
@@ -201,6 +235,13 @@ extension CapturerProbe {
                 let nowNs = MonotonicClock.nowNs()
                 recent.append((nowNs, sent.bytes))
                 recent.removeAll { nowNs &- $0.ns > 5_000_000_000 }
+                if let due = nextStatsNs, nowNs >= due, let statsInterval {
+                    let (line, sample) = Self.statsLine(
+                        publisher.statistics, previous: statsSample, startNs: streamStartNs, nowNs: nowNs)
+                    statsSample = sample
+                    if global.json { try printJSONLine(line) } else { print(Self.text(line)) }
+                    nextStatsNs = due &+ UInt64(statsInterval * 1e9)
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             var window: Double?

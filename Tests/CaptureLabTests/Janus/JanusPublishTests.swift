@@ -219,7 +219,7 @@ struct JanusPublishTests {
                 ["qdisc", "add", "dev", device, "root", "tbf", "rate", "500kbit", "burst", "32kb", "latency", "400ms"])
             #expect(shaped.status == 0, "tc: \(shaped.stderrText)")
             let (report, viewer, _) = try await Self.publishAndWatch(
-                lab, probe: probe, seconds: 20, extra: ["--bitrate", "1500"], idle: 8)
+                lab, probe: probe, seconds: 20, extra: ["--bitrate", "1500", "--start-bitrate", "1500"], idle: 8)
             print(
                 Self.describe("500 kbit/s link", report, viewer) + "; encoder target \(report.targetBitrateKbps), "
                     + "loss-based estimate \(report.lossBasedEstimateKbps ?? -1), last 5 s \(report.lastFiveSecondsKbps ?? -1) kbit/s"
@@ -279,7 +279,8 @@ struct JanusPublishTests {
     func glassToGlass720p() async throws {
         try await Self.withLab("Janus VideoRoom: 1280x720 glass to glass") { lab, probe in
             let (report, viewer, _) = try await Self.publishAndWatch(
-                lab, probe: probe, seconds: 8, extra: ["--bitrate", "2000"], target: "1280x720", stamps: true)
+                lab, probe: probe, seconds: 8, extra: ["--bitrate", "2000", "--start-bitrate", "2000"],
+                target: "1280x720", stamps: true)
             print(Self.describe("1280x720", report, viewer))
             print(Self.describeStamps("1280x720 through Janus", viewer))
             #expect(viewer.ok, "viewer: \(viewer.error ?? "") \(viewer.events ?? [])")
