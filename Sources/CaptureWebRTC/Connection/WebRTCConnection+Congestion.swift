@@ -111,6 +111,7 @@ extension WebRTCConnection {
             for request in requests {
                 if pacing != nil {
                     pacing?.controller.addProbeCluster(request, at: now)
+                    pacing?.metrics.probed()
                 } else {
                     congestion?.probeRequestsUnsent += 1
                 }
@@ -124,6 +125,9 @@ extension WebRTCConnection {
             roundTripTime: roundTripTime, targetBitrate: estimator.targetBitrate)
         let pushed = congestion?.pushback.adjust(estimator.targetBitrate) ?? estimator.targetBitrate
         let clamped = min(max(pushed / 1_000, established.range.lowerBound), established.range.upperBound)
+        pacing?.metrics.estimated(
+            bitrate: estimator.targetBitrate, acknowledged: estimator.acknowledgedBitrate, targetKbps: clamped,
+            bytesInFlight: transportWide?.bytesInFlight ?? 0)
         let current = established.targetKbps
         let atBound = clamped == established.range.lowerBound || clamped == established.range.upperBound
         guard clamped < current || (clamped > current && ((clamped - current) * 50 >= current || atBound)) else {

@@ -23,6 +23,7 @@ internal import CaptureRTP
 struct Pacing {
     var controller: PacingController
     let store: PacedPacketStore
+    let metrics: CongestionMetrics
     /// Whether the owner was last told to drop frames.
     var droppingFrames = false
     var droppingEpisodes = 0
@@ -50,7 +51,8 @@ extension WebRTCConnection {
             controller: PacingController(
                 configuration: PacingController.Configuration(paddingPacketSize: padding),
                 at: clock.instant(atNanoseconds: nowNs)),
-            store: PacedPacketStore(slotSize: slot))
+            store: PacedPacketStore(slotSize: slot),
+            metrics: CongestionMetrics(deviceID: media.configuration.metricsDeviceID))
     }
 
     /// Queues one unprotected packet for the pacer; `false` when the store is full.
@@ -83,14 +85,22 @@ extension WebRTCConnection {
                     pacing?.paddingUnavailable += 1
                     continue
                 }
-                media.transmit(store.scratch, length: length, kind: .padding, probeClusterID: cluster, nowNs: nowNs) {
-                    sendMedia($0, route: route)
+                if media.transmit(
+                    store.scratch, length: length, kind: .padding, probeClusterID: cluster, nowNs: nowNs,
+                    output: { sendMedia($0, route: route) })
+                {
+                    pacing?.metrics.padded(length)
                 }
             }
         }
         let queueDelay = pacing?.controller.oldestQueueTime(at: now) ?? .zero
         pacing?.queueDelay = queueDelay
         updateFrameDropping(nowNs: nowNs)
+        if let pacing {
+            pacing.metrics.paced(
+                rate: pacing.controller.effectiveRate, queueDelay: queueDelay,
+                queuedBytes: pacing.controller.queuedBytes, dropping: pacing.droppingFrames)
+        }
     }
 
     /// The rate the pacer drains at, bits per second (see ``Pacing``).
