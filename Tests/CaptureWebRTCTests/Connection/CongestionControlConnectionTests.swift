@@ -116,6 +116,40 @@ struct CongestionControlConnectionTests {
                 != nil)
     }
 
+    @Test(
+        "the feedback path dies: the window fills, the encoder is pushed to its minimum and drops frames, the link empties"
+    )
+    func deadFeedbackPath() throws {
+        // Both ways 25 ms; at 10 s the way back (feedback, receiver reports, consent answers) goes down.
+        let scenario = try Scenario(
+            seed: 33, link: LinkConfiguration(delay: .milliseconds(25), schedule: [.linkDown(at: .seconds(10))]),
+            forward: LinkConfiguration(delay: .milliseconds(25), rate: 2_000_000, queueBytes: 75_000),
+            mediaFor: .seconds(20), transportWideCC: true)
+        scenario.publisher.followsTarget = true
+        func carried() -> Int {
+            scenario.network.statistics(
+                from: WholeConnectionTests.publisherAddress, to: WholeConnectionTests.viewerAddress
+            ).bytesDelivered
+        }
+        scenario.run(for: .seconds(8))
+        let before = carried()
+        scenario.run(for: .seconds(2))
+        let beforeKbps = Double(carried() - before) * 8 / 2 / 1_000
+        scenario.run(for: .seconds(2))
+        let after = carried()
+        scenario.run(for: .seconds(6))
+        let afterKbps = Double(carried() - after) * 8 / 6 / 1_000
+        let pacer = try #require(scenario.publisher.connection.statistics.pacer)
+        print(
+            "dead feedback path: \(Int(beforeKbps)) kbit/s carried before, \(Int(afterKbps)) kbit/s 2–8 s after; target "
+                + "\(scenario.publisher.targetKbps) kbit/s, \(scenario.publisher.framesDroppedForCongestion) frames dropped, "
+                + "window \(pacer.congestionWindow ?? -1) B, pushback \(pacer.pushbackRatio)")
+        #expect(beforeKbps > 1_000, "the link carried \(beforeKbps) kbit/s before")
+        #expect(scenario.publisher.targetKbps == 100, "the target is pushed to the range's minimum")
+        #expect(scenario.publisher.framesDroppedForCongestion > 0 && pacer.frameDroppingEpisodes > 0)
+        #expect(afterKbps < 200, "with nothing acknowledged, the link carries \(afterKbps) kbit/s")
+    }
+
     @Test("without transport-wide feedback nothing estimates: the target stays where the receiver reports put it")
     func noFeedbackNoEstimate() throws {
         let scenario = try Scenario(seed: 32, mediaFor: .seconds(5), transportWideCC: false)

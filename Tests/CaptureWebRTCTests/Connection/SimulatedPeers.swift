@@ -121,6 +121,10 @@ final class SimulatedPublisher: SimulatedConnection {
     var targetKbps = 1_000
     /// Every target change, with its instant.
     var targets: [(at: ContinuousClock.Instant, kbps: Int)] = []
+    /// Whether the connection told the encoder to drop frames (``ConnectionEvent/frameDroppingChanged(_:)``), and the
+    /// frames dropped for it.
+    var droppingFrames = false
+    var framesDroppedForCongestion = 0
 
     init(
         address: SocketAddress, start: ContinuousClock.Instant, frameBytes: Int = 2_500, stopAt: ContinuousClock.Instant
@@ -154,7 +158,10 @@ final class SimulatedPublisher: SimulatedConnection {
 
     override func handleTimeout(at now: ContinuousClock.Instant) {
         self.now = now
-        if let frame = nextFrameAt, frame <= now, frame < stopAt {
+        if let frame = nextFrameAt, frame <= now, frame < stopAt, droppingFrames {
+            framesDroppedForCongestion += 1
+            nextFrameAt = frame + frameInterval
+        } else if let frame = nextFrameAt, frame <= now, frame < stopAt {
             let isKey = keyFramePending
             keyFramePending = false
             let fill = UInt8(truncatingIfNeeded: framesSent)
@@ -181,6 +188,7 @@ final class SimulatedPublisher: SimulatedConnection {
         case .targetBitrateChanged(let kbps, _):
             targetKbps = kbps
             targets.append((now, kbps))
+        case .frameDroppingChanged(let drop): droppingFrames = drop
         default: break
         }
     }
