@@ -19,7 +19,9 @@
 ///   reported lost and later received is reported again, as received. libwebrtc reports a repeated loss again; this
 ///   history does not, so that one loss is not counted twice when a receiver repeats a range.
 /// - ``bytesInFlight`` counts bytes sent and not yet reported on; a packet forgotten unreported (the ring wrapped
-///   before any feedback named it) leaves it too.
+///   before any feedback named it) leaves it too, and so does every packet older than the newest one a feedback
+///   named, reported or not (libwebrtc's `TransportFeedbackAdapter` does the same): a lost feedback message must
+///   not leave its packets "in flight" for ever, or a congestion window would close on them.
 ///
 /// ## Storage
 /// A ring of ``capacity`` entries (2¹⁴ by default: 16 384 packets, over 10 s of a 10 Mbit/s stream of 1200-byte
@@ -51,7 +53,8 @@ public struct TransportSendHistory: Sendable {
     }
 
     private enum State: UInt8 {
-        case empty, pending, reportedLost, acknowledged
+        /// `passed`: not reported, but older than a packet a feedback covered, so no longer in flight.
+        case empty, pending, passed, reportedLost, acknowledged
     }
 
     /// One ring slot (32 bytes).
@@ -80,6 +83,9 @@ public struct TransportSendHistory: Sendable {
     private var unwrapper = SequenceNumberUnwrapper()
     /// The sender-clock time (ns) of the last feedback's reference time, and that reference time.
     private var timeBase: (offsetNs: Int64, referenceTime: Int32)?
+    /// The lowest sequence number that may still count in ``bytesInFlight`` (every older one was covered by a
+    /// feedback), or `nil` before the first record.
+    private var inFlightFrom: Int64?
 
     /// Creates a history of `capacity` packets (rounded up to a power of two, 64 at least), allocated now.
     public init(capacity: Int = defaultCapacity) {
@@ -99,11 +105,10 @@ public struct TransportSendHistory: Sendable {
     ) -> Int64 {
         let sequence = unwrapper.unwrap(sequenceNumber)
         highestSequenceNumber = max(highestSequenceNumber ?? sequence, sequence)
+        if inFlightFrom == nil { inFlightFrom = sequence }
         let index = Int(sequence & mask)
-        if entries[index].state == .pending {
-            bytesInFlight -= Int(entries[index].size)
-            statistics.forgottenUnreported += 1
-        }
+        if entries[index].state == .pending { bytesInFlight -= Int(entries[index].size) }
+        if entries[index].state == .pending || entries[index].state == .passed { statistics.forgottenUnreported += 1 }
         let stored = UInt32(clamping: max(0, size))
         entries[index] = Entry(
             sequence: sequence, sendTimeNs: sendTimeNs, size: stored, ssrc: ssrc, probeClusterID: probeClusterID ?? 0,
@@ -136,6 +141,8 @@ public struct TransportSendHistory: Sendable {
             highest
             + Int64(Int16(bitPattern: feedback.baseSequenceNumber &- SequenceNumberUnwrapper.wrap(highest)))
         var ticks: Int64 = 0
+        // The newest packet of ours the message named: everything before it is no longer in flight.
+        var newestNamed: Int64?
         for (index, status) in feedback.packets.enumerated() {
             var arrival: Int64?
             if let delta = status.delta {
@@ -150,6 +157,7 @@ public struct TransportSendHistory: Sendable {
                 report.unknownStatuses += 1
                 continue
             }
+            newestNamed = sequence
             switch (entries[slot].state, arrival) {
             case (.acknowledged, _), (.reportedLost, nil):
                 report.repeatedStatuses += 1
@@ -157,6 +165,11 @@ public struct TransportSendHistory: Sendable {
             case (.pending, nil):
                 entries[slot].state = .reportedLost
                 bytesInFlight -= Int(entries[slot].size)
+            case (.passed, nil):
+                entries[slot].state = .reportedLost
+            case (.passed, .some):
+                entries[slot].state = .acknowledged
+                report.newlyAckedBytes += Int(entries[slot].size)
             case (.pending, .some):
                 entries[slot].state = .acknowledged
                 bytesInFlight -= Int(entries[slot].size)
@@ -169,10 +182,27 @@ public struct TransportSendHistory: Sendable {
             }
             report.packets.append(TransportPacketResult(sent: Self.sentPacket(entries[slot]), arrivalTimeNs: arrival))
         }
+        if let newestNamed { passUnreported(upTo: newestNamed) }
         report.bytesInFlight = bytesInFlight
         statistics.unknownStatuses += report.unknownStatuses
         statistics.repeatedStatuses += report.repeatedStatuses
         return report
+    }
+
+    /// Every packet up to `covered` that no feedback reported is no longer in flight (its feedback was lost, or the
+    /// receiver never numbered it). Walks each packet once over the history's life: allocates nothing.
+    private mutating func passUnreported(upTo covered: Int64) {
+        guard let from = inFlightFrom, covered >= from else { return }
+        var sequence = max(from, covered - Int64(capacity) + 1)
+        while sequence <= covered {
+            let slot = Int(sequence & mask)
+            if entries[slot].sequence == sequence, entries[slot].state == .pending {
+                entries[slot].state = .passed
+                bytesInFlight -= Int(entries[slot].size)
+            }
+            sequence += 1
+        }
+        inFlightFrom = covered + 1
     }
 
     /// The sender-clock time of `referenceTime`, updating the mapping.

@@ -104,6 +104,25 @@ import Testing
         #expect(history.bytesInFlight == 50)
     }
 
+    @Test("a lost feedback message: its packets leave the flight once a later message names a newer packet")
+    func lostFeedbackLeavesNoPhantomFlight() {
+        var history = TransportSendHistory()
+        for sequence in UInt16(0)..<30 { history.record(sequenceNumber: sequence, sendTimeNs: 5, size: 100, ssrc: 1) }
+        func feedback(base: UInt16, count: Int) -> RTCPTransportFeedback {
+            RTCPTransportFeedback(
+                senderSSRC: 9, mediaSSRC: 1, baseSequenceNumber: base, referenceTime: 0, feedbackPacketCount: 0,
+                packets: Array(repeating: .receivedSmallDelta(1), count: count))
+        }
+        // The message about 0...9 is lost; the next names 10...19: 0...29 were in flight, 20...29 still are.
+        let next = history.process(feedback(base: 10, count: 10), receivedAtNs: 1)
+        #expect(next.newlyAckedBytes == 1_000)
+        #expect(history.bytesInFlight == 1_000, "20...29: the unreported 0...9 are no longer counted")
+        // A late, repeated report of 0...9 still acknowledges them, without touching the flight again.
+        let late = history.process(feedback(base: 0, count: 10), receivedAtNs: 2)
+        #expect(late.newlyAckedBytes == 1_000 && late.packets.count == 10)
+        #expect(history.bytesInFlight == 1_000)
+    }
+
     @Test func forgottenPacketsAreUnknownAndLeaveTheFlight() {
         var history = TransportSendHistory(capacity: 64)
         for sequence in 0..<200 {
