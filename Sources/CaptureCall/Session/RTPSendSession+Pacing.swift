@@ -24,15 +24,8 @@ extension RTPSendSession {
     /// ``transmit(_:length:kind:probeClusterID:nowNs:output:)``. Allocates nothing per packet.
     package func packetize(_ frame: EncodedFrame, nowNs: UInt64, enqueue: (UnsafeRawBufferPointer) -> Bool) {
         var refused = 0
-        let history = history
-        frame.bytes.withUnsafeBytes { payload in
-            packetizer.packetize(
-                payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
-                isDroppable: frame.isDroppable, rotation: frame.rotation
-            ) { (packet: inout OutgoingRTPPacket) in
-                history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
-                if !enqueue(packet.bytes) { refused += 1 }
-            }
+        forEachPacket(of: frame, nowNs: nowNs) { packet in
+            if !enqueue(packet.bytes) { refused += 1 }
         }
         counters.frames += 1
         counters.pacerRefused += refused

@@ -172,45 +172,38 @@ package final class RTPSendSession {
         var bytes = 0
         var errors = 0
         var dropped = 0
-        let history = history
         let srtp = srtp
         let transportWide = transportWide
         let ssrc = ssrc
-        frame.bytes.withUnsafeBytes { payload in
-            packetizer.packetize(
-                payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
-                isDroppable: frame.isDroppable, rotation: frame.rotation
-            ) { (packet: inout OutgoingRTPPacket) in
-                history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
-                // The transport-wide number goes in now, before SRTP authenticates the header; the size recorded
-                // is the RTP packet's (no SRTP tag, no IP/UDP: see TransportWideSender).
-                var numbered: TransportWideSender?
-                if let transportWide, let offset = packet.transportSequenceNumberOffset {
-                    transportWide.stamp(packet.buffer, at: offset)
-                    numbered = transportWide
-                }
-                let rtpSize = packet.length
-                if loss?.shouldDrop() == true {
-                    // A simulated loss on the way: the packet counts as sent, so feedback reports it lost.
-                    numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
-                    dropped += 1
+        forEachPacket(of: frame, nowNs: nowNs) { packet in
+            // The transport-wide number goes in now, before SRTP authenticates the header; the size recorded
+            // is the RTP packet's (no SRTP tag, no IP/UDP: see TransportWideSender).
+            var numbered: TransportWideSender?
+            if let transportWide, let offset = packet.transportSequenceNumberOffset {
+                transportWide.stamp(packet.buffer, at: offset)
+                numbered = transportWide
+            }
+            let rtpSize = packet.length
+            if loss?.shouldDrop() == true {
+                // A simulated loss on the way: the packet counts as sent, so feedback reports it lost.
+                numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
+                dropped += 1
+                return
+            }
+            if let srtp {
+                do throws(SRTPError) {
+                    try srtp.protectRTP(packet.buffer, length: &packet.length)
+                } catch {
+                    errors += 1
                     return
                 }
-                if let srtp {
-                    do throws(SRTPError) {
-                        try srtp.protectRTP(packet.buffer, length: &packet.length)
-                    } catch {
-                        errors += 1
-                        return
-                    }
-                }
-                if output(packet.bytes) {
-                    numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
-                    packets += 1
-                    bytes += packet.length
-                } else {
-                    errors += 1
-                }
+            }
+            if output(packet.bytes) {
+                numbered?.sent(size: rtpSize, ssrc: ssrc, isRetransmission: false, nowNs: nowNs)
+                packets += 1
+                bytes += packet.length
+            } else {
+                errors += 1
             }
         }
         let latencyNs = MonotonicClock.elapsedNs(from: frame.captureTimeNs, to: nowNs)
@@ -224,6 +217,21 @@ package final class RTPSendSession {
         counters.firstTransmissionsDropped += dropped
         if frame.isKeyFrame { counters.keyFramesSent += 1 }
         latency.record(nanoseconds: latencyNs)
+    }
+
+    /// Packetizes `frame`, stores each packet in the retransmission history, then hands it to `body` (in the
+    /// packetizer's reused buffer, unprotected and unnumbered).
+    func forEachPacket(of frame: EncodedFrame, nowNs: UInt64, _ body: (inout OutgoingRTPPacket) -> Void) {
+        let history = history
+        frame.bytes.withUnsafeBytes { payload in
+            packetizer.packetize(
+                payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
+                isDroppable: frame.isDroppable, rotation: frame.rotation
+            ) { (packet: inout OutgoingRTPPacket) in
+                history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
+                body(&packet)
+            }
+        }
     }
 
     // MARK: Reports
