@@ -195,6 +195,9 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # A parent may hand its blocked signals down (swift-corelibs-foundation's Process does): without this, SIGTERM
+    # would wait forever and the SIGKILL after it would lose the CSV's tail and the summary.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     lateness = []
     errors = collections.Counter()
 
