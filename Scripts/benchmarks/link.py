@@ -11,7 +11,8 @@ import subprocess
 
 
 def run(bench, probe, env=os.environ):
-    out = bench.path("link")
+    # Kept in the run directory (not the scratch one, deleted at the end): the bridge CSVs, the viewers' series.
+    out = os.path.join(os.path.dirname(bench.rec.directory), "link")
     profiles = env.get("LINK_PROFILES", "P1").split()
     argv = ["Scripts/lab/link-compare", *profiles, "--probe", probe, "--out", out]
     if env.get("LINK_SCALE"):
@@ -24,7 +25,8 @@ def run(bench, probe, env=os.environ):
         return {"skipped_all": "link-compare produced no results (%d): %s"
                 % (proc.returncode, proc.stderr.strip().splitlines()[-1:]), "failed": True}
     return {
-        "profiles": profiles, "text": proc.stdout.splitlines(), "markdown": results.get("markdown", []),
+        "profiles": profiles, "written": results.get("written"), "probe": results.get("probe"),
+        "text": proc.stdout.splitlines(), "markdown": results.get("markdown", []),
         "runs": [{k: r.get(k) for k in ("publisher", "profile", "error", "bridge", "figures")} for r in results["runs"]],
         "failed": proc.returncode != 0,
     }

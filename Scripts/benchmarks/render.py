@@ -460,8 +460,8 @@ def render_link(s):
         "--congestion-control transport-wide --bitrate 1700`) one after the other, the same Y4M clip (640x480, 30 fps), "
         "through Scripts/lab/linkem.py (a userspace delay line, per-packet log) into Janus (no REMB, TWCC every "
         "100 ms); a Chromium viewer samples inbound-rtp every 500 ms. Goal margins from issue 20: reaction +1 s, "
-        "utilisation -10 points, recovery +5 s, queue delay and freezes no worse. One run each." % " ".join(
-            s["profiles"]),
+        "utilisation -10 points, recovery +5 s, queue delay and freezes no worse. One run each%s." % (
+            " ".join(s["profiles"]), ", %s" % s["written"] if s.get("written") else ""),
     ] + s["markdown"]
 
 
