@@ -457,7 +457,8 @@ def render_link(s):
     return [
         "", "# Through a shaped link: ours vs Chromium (send-side BWE)", "",
         "Scripts/lab/link-compare %s: Chromium's WHIP publisher (file fake camera) and ours (`capturer-probe publish "
-        "--congestion-control transport-wide --bitrate 1700`) one after the other, the same Y4M clip (640x480, 30 fps), "
+        "--congestion-control transport-wide --bitrate 1700`, `--start-bitrate 300` where it has it) one after the "
+        "other, the same Y4M clip (640x480, 30 fps), "
         "through Scripts/lab/linkem.py (a userspace delay line, per-packet log) into Janus (no REMB, TWCC every "
         "100 ms); a Chromium viewer samples inbound-rtp every 500 ms. Goal margins from issue 20: reaction +1 s, "
         "utilisation -10 points, recovery +5 s, queue delay and freezes no worse. One run each%s." % (
