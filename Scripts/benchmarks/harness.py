@@ -17,7 +17,7 @@ run's raw JSON, and renders BENCHMARKS.md from it. Documentation/Benchmarks.md s
 
 Sections: vp8, conversion, capture, vivid (the capture path and the live comparison in the QEMU guest), pipeline,
 latency, memory, send, send_allocations, idle, scale, webrtc (root and the Janus lab; Scripts/webrtc-bench runs it
-alone). Environment, as for the bash scripts it replaces: FRAMES, RUNS, SEND_FRAMES, LATENCY_FRAMES, VIVID_FRAMES,
+alone), link (root: ours vs Chromium through a shaped link, Scripts/lab/link-compare P1; LINK_PROFILES, LINK_SCALE). Environment, as for the bash scripts it replaces: FRAMES, RUNS, SEND_FRAMES, LATENCY_FRAMES, VIVID_FRAMES,
 BENCH_VIVID=0 (no guest); for webrtc SECONDS_PER_RUN, PROBE (a capturer-probe to use), BENCH_VENV (aiortc's venv),
 WEBRTC_PEERS_NS / WEBRTC_PEERS_NET (the lab's namespace prefix and /24, default wb and 10.78.0).
 """
@@ -39,10 +39,12 @@ sys.path.insert(0, HERE)
 import render  # noqa: E402
 import sections  # noqa: E402
 import tools  # noqa: E402
+import link  # noqa: E402
 import webrtc  # noqa: E402
 
 ORDER = ["vp8", "conversion", "capture", "vivid", "pipeline", "latency", "memory", "send", "send_allocations", "idle",
-         "scale", "webrtc"]
+         "scale", "webrtc", "link"]
+LAB_SECTIONS = {"webrtc", "link"}
 TOOLS = ["ffmpeg", "ffprobe", "vpxenc", "gst-launch-1.0"]
 
 
@@ -91,15 +93,16 @@ def run(args):
     if unknown:
         sys.exit("bench: unknown section(s) %s (sections: %s)" % (", ".join(unknown), ", ".join(ORDER)))
     settings = sections.settings(smoke)
-    if not smoke and only != ["webrtc"]:
+    lab_only = set(only) <= LAB_SECTIONS
+    if not smoke and not lab_only:
         subprocess.run(["Scripts/install-deps", "--test"], check=True)
-    missing = [tool for tool in (TOOLS if only != ["webrtc"] else ["ffmpeg"]) if not shutil.which(tool)]
+    missing = [tool for tool in (TOOLS if not lab_only else ["ffmpeg"]) if not shutil.which(tool)]
     if missing:
         sys.exit("bench: %s not installed (Scripts/install-deps --test)" % ", ".join(missing))
     stamp = datetime.datetime.now(datetime.timezone.utc)
     out = args.out or os.path.join(".build", "benchmarks", stamp.strftime("%Y%m%d-%H%M%S") + ("-smoke" if smoke else ""))
     os.makedirs(out, exist_ok=True)
-    bin_dir = build(smoke) if only != ["webrtc"] or not os.environ.get("PROBE") else None
+    bin_dir = build(smoke) if not lab_only or not os.environ.get("PROBE") else None
     probe = os.environ.get("PROBE") or os.path.join(bin_dir, "capturer-probe")
     results = {
         "written": stamp.strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
@@ -138,6 +141,17 @@ def run(args):
                     summary = webrtc.run(bench, smoke, probe, results["machine"])
                     failed = failed or summary.get("failed", False)
                     done("webrtc", summary)
+            elif name == "link":
+                if smoke:
+                    done("link", {"skipped_all": "smoke run (Scripts/lab/link-compare P1 takes about 4 minutes)"})
+                elif os.getuid() != 0:
+                    done("link", {"skipped_all": "the shaped-link comparison needs root for its network namespaces"})
+                elif not (shutil.which("janus") and shutil.which("chromium")):
+                    done("link", {"skipped_all": "no janus or chromium: Scripts/webrtc-peers install"})
+                else:
+                    summary = link.run(bench, probe)
+                    failed = failed or summary.get("failed", False)
+                    done("link", summary)
             else:
                 done(name, getattr(bench, name)())
     finally:

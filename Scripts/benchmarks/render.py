@@ -287,6 +287,9 @@ def render_section(name, results):
             return function(results["sections"][name], results["settings"])
     if name == "webrtc" and name in results["sections"]:
         return render_webrtc(results["sections"]["webrtc"])
+    if name == "link" and name in results["sections"]:
+        s = results["sections"]["link"]
+        return ["", "SKIPPED: shaped-link comparison (%s)" % s["skipped_all"]] if "skipped_all" in s else s["text"]
     return []
 
 
@@ -452,6 +455,23 @@ def render_webrtc(s):
     return out
 
 
+# --- the shaped-link comparison (Scripts/lab/link-compare), Markdown ------------------------------------------------
+
+def render_link(s):
+    if "skipped_all" in s:
+        return ["", "SKIPPED: shaped-link comparison (%s)" % s["skipped_all"]]
+    return [
+        "", "# Through a shaped link: ours vs Chromium (send-side BWE)", "",
+        "Scripts/lab/link-compare %s: Chromium's WHIP publisher (file fake camera) and ours (`capturer-probe publish "
+        "--congestion-control transport-wide --bitrate 1700`, `--start-bitrate 300` where it has it) one after the "
+        "other, the same Y4M clip (640x480, 30 fps), "
+        "through Scripts/lab/linkem.py (a userspace delay line, per-packet log) into Janus (no REMB, TWCC every "
+        "100 ms); a Chromium viewer samples inbound-rtp every 500 ms. Goal margins from issue 20: reaction +1 s, "
+        "utilisation -10 points, recovery +5 s, queue delay and freezes no worse. One run each%s." % (
+            " ".join(s["profiles"]), ", %s" % s["written"] if s.get("written") else ""),
+    ] + s["markdown"]
+
+
 # --- the whole file -------------------------------------------------------------------------------------------------
 
 def render_markdown(results):
@@ -473,5 +493,7 @@ def render_markdown(results):
     lines.append("```")
     if "webrtc" in results["sections"]:
         lines += render_webrtc(results["sections"]["webrtc"])
+    if "link" in results["sections"]:
+        lines += render_link(results["sections"]["link"])
     lines += render_goals(results)
     return "\n".join(lines) + "\n"

@@ -46,12 +46,14 @@ package struct JanusLab: Sendable {
 
     /// Brings a lab up, runs `body` with it and brings it down again (also when `body` throws). Skips loudly (prints
     /// and returns without running `body`) when the lab cannot run here: not root, or janus/chromium/simple-whip-server
-    /// cannot be installed.
-    package static func run(test: String, _ body: (JanusLab) async throws -> Void) async throws {
+    /// cannot be installed. `labArguments` go to `lab-up` (for example `--link` for the delay line's namespace).
+    package static func run(
+        test: String, labArguments: [String] = [], _ body: (JanusLab) async throws -> Void
+    ) async throws {
         if let reason = unavailableReason() { return skip(test, reason) }
         await LabLock.shared.acquire()
         do {
-            try await runLocked(test: test, body)
+            try await runLocked(test: test, labArguments: labArguments, body)
             await LabLock.shared.release()
         } catch {
             await LabLock.shared.release()
@@ -59,14 +61,16 @@ package struct JanusLab: Sendable {
         }
     }
 
-    private static func runLocked(test: String, _ body: (JanusLab) async throws -> Void) async throws {
+    private static func runLocked(
+        test: String, labArguments: [String], _ body: (JanusLab) async throws -> Void
+    ) async throws {
         let install = try await ExternalProcess.run(script, ["install"])
         guard install.status == 0 else {
             return skip(test, "janus, chromium or simple-whip-server could not be installed: \(install.stderrText)")
         }
         let runDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("janus-lab-\(UUID().uuidString)")
-        let up = try await ExternalProcess.run(script, ["lab-up", runDirectory.path])
+        let up = try await ExternalProcess.run(script, ["lab-up", runDirectory.path] + labArguments)
         guard up.status == 0 else {
             Issue.record("lab-up failed (\(up.status)): \(up.stderrText)")
             return
