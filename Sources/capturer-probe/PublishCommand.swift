@@ -69,10 +69,10 @@ extension CapturerProbe {
 
         @Option(
             help: """
-                What steers the bit rate: receiver-reports (loss, under REMB), or transport-wide (the send-side \
-                estimate from TWCC feedback, when the endpoint negotiates it).
+                What steers the bit rate: transport-wide (the default: the send-side estimate from TWCC feedback, \
+                paced, when the endpoint negotiates it), or receiver-reports (loss, under REMB).
                 """)
-        var congestionControl: CongestionControlMode = .receiverReports
+        var congestionControl: CongestionControlMode = .transportWide
 
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?

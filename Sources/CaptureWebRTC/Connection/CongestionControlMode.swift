@@ -1,12 +1,12 @@
 /// What steers a sending connection's target bit rate.
 ///
 /// ## Choosing
-/// ``transportWide`` is GoogCC's send-side estimate (CaptureCongestion) from transport-wide feedback, as Chromium's
-/// sender does: it reacts to the queue building before packets are lost. Without a pacer yet (frames leave in
-/// bursts, probes are not sent), it still runs the link fuller than the receiver-report rules: on a 500 kbit/s `tbf`
-/// link into Janus its wire rate settled at about 518 kbit/s where the receiver-report rules stay under 500, so it is
-/// not the default until the pacer lands. ``receiverReports`` is the stream's loss-based estimate from RTCP receiver
-/// reports (RFC 3550), under the receiver's REMB or TMMBR ceiling.
+/// ``transportWide`` (the default) is GoogCC's send-side estimate (CaptureCongestion) from transport-wide feedback,
+/// paced, with a congestion window, as Chromium's sender does: it reacts to the queue building before packets are
+/// lost. Through a shaped link into Janus (2 Mbit/s stepping to 500 kbit/s and back, RTT 50 ms, a 300 ms queue) it
+/// came under the link 1.1 s after the step where Chromium took 2.8 s, and recovered within 14 s (Chromium 15 s).
+/// ``receiverReports`` is the stream's loss-based estimate from RTCP receiver reports (RFC 3550), under the
+/// receiver's REMB or TMMBR ceiling: for an endpoint without transport-wide feedback, or to compare.
 ///
 /// When transport-wide feedback was not negotiated, ``transportWide`` falls back to ``receiverReports``.
 public enum CongestionControlMode: String, Sendable, Hashable, Codable, CaseIterable {

@@ -20,7 +20,7 @@ public struct ConnectionMedia: Sendable {
     /// Creates a description.
     public init(
         sender: VideoSenderConfiguration, minBitrateKbps: Int, maxBitrateKbps: Int, startBitrateKbps: Int,
-        congestionControl: CongestionControlMode = .receiverReports
+        congestionControl: CongestionControlMode = .transportWide
     ) {
         self.sender = sender
         self.congestionControl = congestionControl

@@ -38,8 +38,8 @@ public struct WHIPPublisherConfiguration: Sendable {
     public var httpTimeout: Duration
     /// The camera's id, the `device` dimension of the sender's metrics.
     public var metricsDeviceID: String
-    /// What steers the rate: receiver reports (the default), or the send-side estimate from transport-wide feedback
-    /// when the endpoint negotiates it (see ``CongestionControlMode``).
+    /// What steers the rate: the send-side estimate from transport-wide feedback when the endpoint negotiates it (the
+    /// default), or receiver reports (see ``CongestionControlMode``).
     public var congestionControl: CongestionControlMode
 
     /// Creates a configuration.
@@ -50,7 +50,7 @@ public struct WHIPPublisherConfiguration: Sendable {
         firstTransmissionLoss: SimulatedLoss? = nil, hostAddresses: [SocketAddress]? = nil,
         connectTimeout: Duration = .seconds(10), httpTimeout: Duration = .seconds(10),
         metricsDeviceID: String = "unknown", iceTransportPolicy: ICETransportPolicy = .all,
-        gatheringTimeout: Duration = .seconds(5), congestionControl: CongestionControlMode = .receiverReports
+        gatheringTimeout: Duration = .seconds(5), congestionControl: CongestionControlMode = .transportWide
     ) {
         self.congestionControl = congestionControl
         self.iceTransportPolicy = iceTransportPolicy
