@@ -31,9 +31,14 @@ struct Pacing {
     var paddingUnavailable = 0
     /// How long the oldest queued packet had waited at the last drain.
     var queueDelay = Duration.zero
+    /// Keeps NACKs' retransmissions within the target rate.
+    var retransmissions: RetransmissionRateLimiter
 
-    /// The most a queue may hold, at the pacing rate, before the encoder is told to drop frames.
+    /// The most a queue may hold, at the pacing rate, before the encoder is told to drop frames; it resumes once the
+    /// queue holds less than ``frameResumeQueueTime`` (and the window has room): without the gap, dropping flaps on
+    /// and off at the bound, and every few frames let through make one more freeze at the viewer.
     static let frameDropQueueTime = Duration.seconds(1)
+    static let frameResumeQueueTime = Duration.milliseconds(500)
 }
 
 extension WebRTCConnection {
@@ -52,11 +57,20 @@ extension WebRTCConnection {
                 configuration: PacingController.Configuration(paddingPacketSize: padding),
                 at: clock.instant(atNanoseconds: nowNs)),
             store: PacedPacketStore(slotSize: slot),
-            metrics: CongestionMetrics(deviceID: media.configuration.metricsDeviceID))
+            metrics: CongestionMetrics(deviceID: media.configuration.metricsDeviceID),
+            retransmissions: RetransmissionRateLimiter(maximumBitrate: 0, at: clock.instant(atNanoseconds: nowNs)))
     }
 
     /// Queues one unprotected packet for the pacer; `false` when the store is full.
     func enqueuePaced(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind, nowNs: UInt64) -> Bool {
+        if kind == .retransmission, case .connected(let established) = phase {
+            // Over the target rate's worth a second, a NACK is not answered (counted; the receiver asks again, or
+            // for a key frame).
+            let now = clock.instant(atNanoseconds: nowNs)
+            pacing?.retransmissions.setMaximumBitrate(
+                established.targetKbps.multipliedReportingOverflow(by: 1_000).partialValue, at: now)
+            if pacing?.retransmissions.tryUse(packet.count, at: now) == false { return true }
+        }
         guard let store = pacing?.store, let handle = store.store(packet, kind: kind) else { return false }
         pacing?.controller.enqueue(
             handle: handle, size: packet.count, priority: kind == .retransmission ? .retransmission : .media,
@@ -117,7 +131,9 @@ extension WebRTCConnection {
         let queued = Duration.nanoseconds(
             Int64(clamping: pacer.queuedBytes).multipliedReportingOverflow(by: 8_000_000_000).partialValue
                 / Int64(rate))
-        let dropping = windowFull || queued > Pacing.frameDropQueueTime
+        let wasDropping = pacing?.droppingFrames ?? false
+        let dropping =
+            windowFull || queued > Pacing.frameDropQueueTime || (wasDropping && queued > Pacing.frameResumeQueueTime)
         guard dropping != pacing?.droppingFrames else { return }
         pacing?.droppingFrames = dropping
         if dropping { pacing?.droppingEpisodes += 1 }
@@ -160,6 +176,7 @@ extension WebRTCConnection {
             figures.pushbackRatio = pushback.encodingRateRatio
         }
         figures.isDroppingFrames = pacing.droppingFrames
+        figures.retransmissionsRateLimited = pacing.retransmissions.refused
         figures.frameDroppingEpisodes = pacing.droppingEpisodes
         return figures
     }

@@ -42,6 +42,8 @@ public struct PacerStatistics: Sendable, Hashable, Codable {
     public var isDroppingFrames = false
     /// How often the encoder was told to start dropping frames.
     public var frameDroppingEpisodes = 0
+    /// Retransmissions not sent because they would have taken more than the target rate's worth in a second.
+    public var retransmissionsRateLimited = 0
 
     /// Nothing sent, nothing queued.
     public init() {}
