@@ -24,8 +24,8 @@ public enum ConnectionEvent: Sendable, Hashable {
     case keyFrameRequested(KeyFrameRequestReason)
     /// The rate the encoder should run at changed (REMB, TMMBR, or the loss-based estimate under them).
     case targetBitrateChanged(kbps: Int, reason: BitrateChangeReason)
-    /// The encoder should drop frames (`true`) until told otherwise (`false`): the pacer's queue holds more than a
-    /// second of media, or the congestion window is full (bytes in flight with no feedback for them).
+    /// The encoder should drop frames (`true`) until told otherwise (`false`): the pacer's queue holds more than 2 s
+    /// of media, or the congestion window is full (bytes in flight with no feedback for them).
     case frameDroppingChanged(Bool)
     /// An RTP packet arrived from the peer and was authenticated (a receiving connection: see
     /// ``WebRTCConnection/sendPictureLossIndication(mediaSSRC:at:)``).

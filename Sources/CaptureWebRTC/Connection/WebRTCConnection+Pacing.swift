@@ -18,7 +18,7 @@ internal import CaptureRTP
 ///
 /// ## The encoder told to drop frames
 /// While the congestion window is full (bytes in flight over (RTT + 350 ms) × target, libwebrtc's pushback) or the
-/// queue holds more than a second at the pacing rate, ``ConnectionEvent/frameDroppingChanged(_:)`` tells the owner
+/// queue holds more than 2 s at the pacing rate (until it is back under 1 s), ``ConnectionEvent/frameDroppingChanged(_:)`` tells the owner
 /// to drop frames before the encoder; the window also pushes the encoder's target down by 5–10 % a step while full.
 struct Pacing {
     var controller: PacingController
@@ -34,11 +34,13 @@ struct Pacing {
     /// Keeps NACKs' retransmissions within the target rate.
     var retransmissions: RetransmissionRateLimiter
 
-    /// The most a queue may hold, at the pacing rate, before the encoder is told to drop frames; it resumes once the
-    /// queue holds less than ``frameResumeQueueTime`` (and the window has room): without the gap, dropping flaps on
-    /// and off at the bound, and every few frames let through make one more freeze at the viewer.
-    static let frameDropQueueTime = Duration.seconds(1)
-    static let frameResumeQueueTime = Duration.milliseconds(500)
+    /// The most a queue may hold, at the pacing rate, before the encoder is told to drop frames: the pacer's own
+    /// queue-time limit (2 s, libwebrtc's `kMaxExpectedQueueLength`), since at the lowest rates one key frame alone
+    /// is a second of data and the frames after it must not be dropped for it. It resumes once the queue holds less
+    /// than ``frameResumeQueueTime`` (and the window has room): without the gap, dropping flaps on and off at the
+    /// bound, and every few frames let through make one more freeze at the viewer.
+    static let frameDropQueueTime = Duration.seconds(2)
+    static let frameResumeQueueTime = Duration.seconds(1)
 }
 
 extension WebRTCConnection {

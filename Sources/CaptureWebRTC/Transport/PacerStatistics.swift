@@ -38,7 +38,7 @@ public struct PacerStatistics: Sendable, Hashable, Codable {
     public var congestionWindow: Int?
     /// The factor the window's pushback applies to the encoder's target (1 when the window is not full).
     public var pushbackRatio = 1.0
-    /// Whether the encoder is told to drop frames now (the window full, or over a second of data queued).
+    /// Whether the encoder is told to drop frames now (the window full, or over 2 s of data queued).
     public var isDroppingFrames = false
     /// How often the encoder was told to start dropping frames.
     public var frameDroppingEpisodes = 0
