@@ -1,19 +1,14 @@
-/// A small deterministic generator (SplitMix64), so that randomized tests reproduce their failures.
+import CaptureCore
+
+/// A small deterministic generator (CaptureCore's SplitMix64), so that randomized tests reproduce their failures.
 public struct SeededGenerator: RandomNumberGenerator {
-    /// The generator's state; the seed.
-    public var state: UInt64
+    private var mixer: SplitMix64
 
     /// Creates a generator from a seed.
     public init(state: UInt64) {
-        self.state = state
+        mixer = SplitMix64(state: state)
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { mixer.next() }
 }

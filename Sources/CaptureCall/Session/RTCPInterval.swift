@@ -1,3 +1,5 @@
+internal import CaptureCore
+
 /// When the next RTCP report is due: about once a second, randomised to 0.5…1.5 times the interval as RFC 3550
 /// §6.3.1 asks (so that senders started together do not report in lockstep), the first one sooner.
 ///
@@ -7,31 +9,22 @@
 struct RTCPInterval: Sendable {
     /// The nominal interval, in nanoseconds.
     let intervalNs: UInt64
-    private var state: UInt64
+    private var generator: SplitMix64
     /// When the next report is due, on the monotonic clock.
     private(set) var nextDueNs: UInt64
 
     /// Starts the schedule at `nowNs`: the first report is due after half an interval.
     init(intervalNs: UInt64 = 1_000_000_000, nowNs: UInt64, seed: UInt32) {
         self.intervalNs = max(1, intervalNs)
-        state = UInt64(seed) | 0x5EED_0000_0000_0000
+        generator = SplitMix64(state: UInt64(seed) | 0x5EED_0000_0000_0000)
         nextDueNs = nowNs + self.intervalNs / 2
     }
 
     /// Whether a report is due at `nowNs`; when it is, schedules the next one.
     mutating func isDue(nowNs: UInt64) -> Bool {
         guard nowNs >= nextDueNs else { return false }
-        let factor = 0.5 + Double(nextRandom() >> 11) / Double(1 << 53)
+        let factor = 0.5 + generator.nextUnit()
         nextDueNs = nowNs + UInt64(Double(intervalNs) * factor)
         return true
-    }
-
-    /// The next SplitMix64 value.
-    private mutating func nextRandom() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
