@@ -37,6 +37,13 @@ extension CapturerProbe {
                 "The SRTP master key and salt (RFC 4568 inline base64); implies --srtp.", valueName: "base64"))
         var srtpKey: String?
 
+        @Flag(
+            help: """
+                Let the resolution and then the frame rate follow the bit rate (QP and per-size rate limits, as \
+                publish does); without it, send keeps the size asked for.
+                """)
+        var qualityScaling = false
+
         @Flag(help: "Send RTCP on the RTP port (a=rtcp-mux).")
         var rtcpMux = false
 
@@ -143,9 +150,10 @@ extension CapturerProbe {
                 encoder.keyFrameInterval = max(1, Int((keyFrameInterval * max(1, selection.fps)).rounded()))
             }
             let limit = seconds == nil ? (frames ?? 300) : Int.max
+            var configuration = SendPipelineConfiguration(encoder: encoder, maxBitrateKbps: max(bitrate, 2_500))
+            configuration.qualityScaling.enabled = qualityScaling
             let pipeline = try SendPipeline(
-                configuration: SendPipelineConfiguration(encoder: encoder, maxBitrateKbps: max(bitrate, 2_500)),
-                sinks: [FrameLimitedSink(forwardingTo: sender, limit: limit)])
+                configuration: configuration, sinks: [FrameLimitedSink(forwardingTo: sender, limit: limit)])
             sender.attach(to: pipeline)
             let deadlineNs = MonotonicClock.nowNs() + UInt64((seconds ?? 3_600) * 1e9)
             let run: CaptureRun

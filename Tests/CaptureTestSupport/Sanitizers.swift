@@ -12,4 +12,9 @@ public enum Sanitizers {
     /// the sanitizer rather than the code: memory-growth tests skip themselves, saying so.
     public static let addressSanitizerIsActive: Bool =
         dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+    /// Whether ThreadSanitizer's runtime is loaded (`__tsan_init` resolves). Under it code runs tens of times slower,
+    /// so what still runs on the real clock (OpenSSL's DTLS timers) moves a virtual-time simulation's instants.
+    public static let threadSanitizerIsActive: Bool =
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
 }
