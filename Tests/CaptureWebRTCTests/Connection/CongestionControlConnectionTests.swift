@@ -171,6 +171,12 @@ struct CongestionControlConnectionTests {
 
     @Test("loss, jitter and lost feedback on a 2 Mbit/s link: no collapse, no false back-off (issue 20 §6)")
     func lossJitterAndLostFeedback() async throws {
+        guard !Sanitizers.threadSanitizerIsActive else {
+            // Five 40-second simulations take minutes of CPU under ThreadSanitizer and starved the time-limited tests
+            // beside them (a DTLS handshake's 60 s limit); the step test runs the same code under it.
+            print("loss, jitter and lost feedback: not run under ThreadSanitizer (the step test covers the code)")
+            return
+        }
         let (clean, onePercent, fivePercent, jitter, lostFeedback) = try await OffThePool.run {
             (
                 try Self.meanTarget(seed: 40, forward: { _ in }, backward: { _ in }),
@@ -184,7 +190,6 @@ struct CongestionControlConnectionTests {
             "virtual time, 2 Mbit/s, mean target 20-40 s: clean \(Int(clean)), 1 % loss \(Int(onePercent)), 5 % loss "
                 + "\(Int(fivePercent)), 0-20 ms jitter \(Int(jitter)), 5 % of feedback lost \(Int(lostFeedback)) kbit/s"
         )
-        guard !Sanitizers.threadSanitizerIsActive else { return }  // see stepDownAndUp
         #expect(clean >= 1_600, "clean link: \(clean) kbit/s")
         #expect(onePercent >= 0.9 * clean, "1 % loss: \(onePercent) kbit/s")
         #expect(fivePercent >= 0.5 * clean, "5 % loss: \(fivePercent) kbit/s")
@@ -196,6 +201,10 @@ struct CongestionControlConnectionTests {
         "the feedback path dies: the window fills, the encoder is pushed to its minimum and drops frames, the link empties"
     )
     func deadFeedbackPath() async throws {
+        guard !Sanitizers.threadSanitizerIsActive else {
+            print("dead feedback path: not run under ThreadSanitizer (see lossJitterAndLostFeedback)")
+            return
+        }
         let (beforeKbps, afterKbps, targetKbps, dropped, episodes) = try await OffThePool.run {
             // Both ways 25 ms; at 10 s the way back (feedback, receiver reports, consent answers) goes down.
             let scenario = try Scenario(
