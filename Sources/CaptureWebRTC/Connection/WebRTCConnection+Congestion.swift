@@ -24,8 +24,6 @@ struct CongestionControl {
     var estimator: SendSideBandwidthEstimator
     /// The estimator's input, reused.
     var feedback: TransportPacketsFeedback
-    /// Probe clusters the estimator asked for when there was no pacer to send them.
-    var probeRequestsUnsent = 0
     /// The congestion window's pushback on the encoder's target.
     var pushback = CongestionWindowPushback()
     /// The last round-trip time measured (receiver reports), for the window.
@@ -96,8 +94,7 @@ extension WebRTCConnection {
         figures.limitation = "\(control.estimator.limitation)"
         figures.acknowledgedBitrate = control.estimator.acknowledgedBitrate
         figures.queueDelay = control.estimator.queueDelay
-        figures.probeClustersUnsent =
-            control.probeRequestsUnsent + (pacing?.controller.statistics.probeClustersAbandoned ?? 0)
+        figures.probeClustersUnsent = pacing?.controller.statistics.probeClustersAbandoned ?? 0
     }
 
     /// Tells the encoder the estimator's target when it moved: any decrease, an increase of 2 % or more (so that a
@@ -108,13 +105,10 @@ extension WebRTCConnection {
         // Mutated in place through the stored property: a local copy would copy the estimator's rings on write.
         if let requests = congestion?.estimator.takeProbeClusterRequests(), !requests.isEmpty {
             let now = clock.instant(atNanoseconds: nowNs)
+            // A connected connection with a stream has its pacer (started with the congestion controller).
             for request in requests {
-                if pacing != nil {
-                    pacing?.controller.addProbeCluster(request, at: now)
-                    pacing?.metrics.probed()
-                } else {
-                    congestion?.probeRequestsUnsent += 1
-                }
+                pacing?.controller.addProbeCluster(request, at: now)
+                pacing?.metrics.probed()
             }
         }
         guard let estimator = congestion?.estimator else { return }
