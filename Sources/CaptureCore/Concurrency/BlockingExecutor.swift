@@ -47,8 +47,20 @@ package final class BlockingExecutor: TaskExecutor {
     package func run<Value: Sendable, Failure: Error>(
         _ body: @escaping @Sendable () throws(Failure) -> Value
     ) async throws(Failure) -> Value {
-        let result = await withCheckedContinuation { (resume: CheckedContinuation<Result<Value, Failure>, Never>) in
-            submit(.closure({ resume.resume(returning: Result(catching: body)) }))
+        // The result crosses through a pthread mutex, not only the continuation: when the work finishes before the
+        // caller has suspended, the runtime hands it over with an atomic that ThreadSanitizer cannot see, and TSan then
+        // reports what the work wrote (a file reader it opened) as racing with the caller's later use of it.
+        let slot = Locked<Result<Value, Failure>?>(nil)
+        await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in
+            submit(
+                .closure({
+                    let result = Result(catching: body)
+                    slot.withLock { $0 = result }
+                    resume.resume()
+                }))
+        }
+        guard let result = slot.withLock({ $0.take() }) else {
+            preconditionFailure("BlockingExecutor: the work resumed its caller without a result")
         }
         return try result.get()
     }
