@@ -8,6 +8,9 @@
 /// - **After a large drop** (the estimate fell under 66 % of its value within the last 5 s), once the delay-based
 ///   detector has recovered from the overuse, one cluster at 85 % of the rate before the drop, if the estimate is
 ///   still under 95 % of that, and at most once per 5 s.
+/// - **When the estimate goes stale** (no overuse and no probe for one sawtooth period, the last interval between
+///   overuses, 5–15 s, while the delay-based stage limits the target and loss is under 2 %), one cluster at 2× the
+///   estimate, probing further while results reach 70 %.
 /// - Never above the configured maximum nor 5 Mbit/s; a cluster that reaches the maximum ends the exponential
 ///   phase.
 ///
@@ -16,7 +19,10 @@
 /// Follows `probe_controller.cc` (its constants). libwebrtc sends the recovery probe only in ALR or behind the
 /// rapid-recovery field trial; camera video is rarely application-limited, so here it is sent whenever the detector
 /// recovers after a large drop: a step down in the path followed by its return is common on Wi-Fi and LTE. There is
-/// no ALR probing and no periodic probing (camera video, see the module's article).
+/// no ALR probing (camera video, see the module's article). The stale-estimate probe is ours: libwebrtc leaves a
+/// widened path to AIMD, whose recovery time depends on where in its sawtooth the path widened (its additive phase
+/// lasts until the throughput leaves the link-capacity estimate's band); probing makes recovery a few seconds,
+/// whatever the phase.
 ///
 /// ## Threading
 ///
@@ -37,6 +43,8 @@ struct ProbeController {
     static let minimumTimeBetweenRecoveryProbes: Int64 = 5 * Nanoseconds.perSecond
     static let clusterDuration: Int64 = 15 * Nanoseconds.perMillisecond
     static let clusterPackets = 5
+    static let staleAfterAtLeast: Int64 = 5 * Nanoseconds.perSecond
+    static let staleAfterAtMost: Int64 = 15 * Nanoseconds.perSecond
 
     private(set) var state = State.initial
     private var maximum: Double
@@ -46,6 +54,8 @@ struct ProbeController {
     private var lastLargeDrop: Int64?
     private var rateBeforeLargeDrop: Double = 0
     private var lastRecoveryProbe: Int64?
+    private var lastOveruseBegan: Int64?
+    private var overusePeriod: Int64 = 0
     private var nextID = 1
 
     /// A controller whose probes never exceed `maximum` bit/s (nor 5 Mbit/s).
@@ -85,6 +95,37 @@ struct ProbeController {
         else { return }
         lastRecoveryProbe = now
         initiate(rates: (suggested, nil), probeFurther: false, now: now, into: &requests)
+    }
+
+    /// An overuse episode began: remembers the interval between episodes (the sawtooth's period on a full path).
+    mutating func overuseBegan(now: Int64) {
+        if let lastOveruseBegan {
+            overusePeriod = min(Nanoseconds.difference(now, lastOveruseBegan), Self.staleAfterAtMost)
+        }
+        lastOveruseBegan = now
+    }
+
+    /// How long an estimate may go untested: the last interval between overuse episodes (one sawtooth period), at
+    /// least 5 s and at most 15 s.
+    var staleAfter: Int64 { min(max(Self.staleAfterAtLeast, overusePeriod), Self.staleAfterAtMost) }
+
+    /// Probes an estimate that has gone untested: nothing has pushed the path to overuse, nor probed it, for
+    /// ``staleAfter`` while the delay-based stage keeps the target (`delayLimited`) under the maximum. One cluster at
+    /// 2× the estimate, with further probing: when the path has widened, its capacity is found in a few round trips
+    /// instead of the additive climb (≈ 50 kbit/s a second) that precedes AIMD's multiplicative phase.
+    ///
+    /// On a full path additive increase reaches overuse again at about one sawtooth period, so this rarely fires there;
+    /// when it does, the cluster (15 ms at 2×) reads the path's rate, and the result is applied as any probe's.
+    /// Returns whether a cluster was asked for.
+    @discardableResult
+    mutating func probeIfStale(
+        lastOveruse: Int64?, delayLimited: Bool, now: Int64, into requests: inout [ProbeClusterRequest]
+    ) -> Bool {
+        guard state == .complete, delayLimited, estimate < (1 - Self.uncertainty) * maximum else { return false }
+        let tested = max(lastOveruse ?? Int64.min, lastProbeInitiated ?? Int64.min)
+        guard tested == Int64.min || Nanoseconds.difference(now, tested) >= staleAfter else { return false }
+        initiate(rates: (Self.furtherScale * estimate, nil), probeFurther: true, now: now, into: &requests)
+        return true
     }
 
     /// Times out a result that did not come.

@@ -12,7 +12,8 @@
 /// 3. The target is `min(delay-based, loss-based, receiver ceiling, maximum)`, at least the minimum, with the
 ///    ``TargetLimitation`` that decided it; the pacing rate is 1.1 × the target once feedback arrived (2.5 × before,
 ///    so the start probes and the first frames are not held back).
-/// 4. ``ProbeClusterRequest``s (start, further, recovery after a large drop) are queued for the owner to send.
+/// 4. ``ProbeClusterRequest``s (start, further, recovery after a large drop, a stale estimate) are queued for the
+///    owner to send.
 ///
 /// ## Sans-IO
 ///
@@ -29,9 +30,9 @@
 /// ## Where this differs from libwebrtc
 ///
 /// See each stage's notes: the loss-based limit (a v1 with an inherent-loss allowance, a limit only after a back-off),
-/// the recovery probe (sent without ALR), no ALR or periodic probing, no congestion window (the connection feeds a
-/// ``CongestionWindowPushback`` and a ``PacingController`` itself). The module's article lists the scenario figures
-/// measured against libwebrtc's own.
+/// the recovery probe (sent without ALR), the stale-estimate probe (ours), no ALR probing, no congestion window (the
+/// connection feeds a ``CongestionWindowPushback`` and a ``PacingController`` itself). The module's article lists the
+/// scenario figures measured against libwebrtc's own.
 ///
 /// ## Threading
 ///
@@ -88,6 +89,8 @@ public struct SendSideBandwidthEstimator: Sendable {
         public var overuses = 0
         /// Probe results applied to the delay-based estimate.
         public var probeResults = 0
+        /// Probes sent because the estimate had gone untested (no overuse nor probe for 5–15 s; the module's article).
+        public var staleEstimateProbes = 0
     }
 
     private struct Received {
@@ -98,6 +101,8 @@ public struct SendSideBandwidthEstimator: Sendable {
     }
 
     static let streamTimeout: Int64 = 2 * Nanoseconds.perSecond
+    /// The loss fraction (libwebrtc's "low loss", 2 %) at and above which the estimate is not probed when stale.
+    static let staleProbeLossLimit = 0.02
     static let processInterval: Int64 = 25 * Nanoseconds.perMillisecond
     static let initialReduceInterval: Int64 = 200 * Nanoseconds.perMillisecond
 
@@ -273,6 +278,7 @@ public struct SendSideBandwidthEstimator: Sendable {
         if usage == .overusing {
             if previousUsage != .overusing {
                 statistics.overuses += 1
+                probing.overuseBegan(now: now)
             }
             lastOveruse = now
             if let acked {
@@ -297,6 +303,16 @@ public struct SendSideBandwidthEstimator: Sendable {
             }
             if previousUsage == .underusing && usage == .normal {
                 probing.recoveredFromOveruse(now: now, into: &pendingProbes)
+                registerProbes()
+            }
+            // Not on a lossy path: a lost packet or two make a small cluster's result read low, and the result is
+            // applied as libwebrtc applies every probe result, up or down.
+            let delayLimited =
+                (limitation == .delayBased || limitation == .probe) && lossFraction < Self.staleProbeLossLimit
+            if probing.probeIfStale(
+                lastOveruse: lastOveruse, delayLimited: delayLimited, now: now, into: &pendingProbes)
+            {
+                statistics.staleEstimateProbes += 1
                 registerProbes()
             }
         }

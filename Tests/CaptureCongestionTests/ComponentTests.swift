@@ -300,4 +300,39 @@ struct ProbingTests {
         controller.recoveredFromOveruse(now: 5_000 * ms, into: &requests)
         #expect(requests.map(\.bitrate) == [1_700_000])
     }
+
+    @Test("An estimate untested for one sawtooth period (5–15 s) is probed at 2×; never when not delay-limited")
+    func staleEstimate() {
+        var controller = ProbeController(maximum: 2_500_000)
+        var requests: [ProbeClusterRequest] = []
+        controller.start(startBitrate: 300_000, now: 0, into: &requests)
+        controller.process(now: 2_000 * ms)
+        controller.setEstimate(500_000, now: 2_000 * ms, into: &requests)
+        requests.removeAll()
+        // Overuse episodes 7 s apart: the estimate goes stale 7 s after the last one.
+        controller.overuseBegan(now: 3_000 * ms)
+        controller.overuseBegan(now: 10_000 * ms)
+        #expect(controller.staleAfter == 7_000 * ms)
+        #expect(
+            !controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: true, now: 17_000 * ms, into: &requests))
+        #expect(
+            !controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: false, now: 17_600 * ms, into: &requests))
+        #expect(requests.isEmpty)
+        #expect(
+            controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: true, now: 17_600 * ms, into: &requests))
+        #expect(requests.map(\.bitrate) == [1_000_000])
+        #expect(controller.state == .waitingForResult)
+        // A result above 70 % of it probes further, at twice that result.
+        requests.removeAll()
+        controller.setEstimate(900_000, now: 17_800 * ms, into: &requests)
+        #expect(requests.map(\.bitrate) == [1_800_000])
+        // Episodes far apart: at most 15 s; none at the maximum.
+        controller.overuseBegan(now: 60_000 * ms)
+        #expect(controller.staleAfter == 15_000 * ms)
+        controller.process(now: 70_000 * ms)
+        controller.setEstimate(2_450_000, now: 70_000 * ms, into: &requests)
+        requests.removeAll()
+        #expect(
+            !controller.probeIfStale(lastOveruse: 60_000 * ms, delayLimited: true, now: 90_000 * ms, into: &requests))
+    }
 }

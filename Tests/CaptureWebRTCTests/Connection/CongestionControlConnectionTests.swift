@@ -81,9 +81,9 @@ struct CongestionControlConnectionTests {
             print("congestion control, virtual time: figures not judged under ThreadSanitizer")
             return
         }
-        // Issue 20 §6's goals, with the pacer and the window (seed 31 gives: under the link 0.9 s after the step,
-        // the queue under 100 ms 1.8 s after it, p95 queue 52 ms, the narrow link carrying 89 % of itself,
-        // 1.5 Mbit/s again 16 s after it widens).
+        // Issue 20 §6's goals, with the pacer and the window (seed 31 gives: under the link 0.7 s after the step,
+        // the queue under 100 ms 1.7 s after it, p95 queue 53–61 ms, the narrow link carrying 85–87 % of itself,
+        // 1.5 Mbit/s again 6.0–7.2 s after it widens: the stale-estimate probe finds the wider link).
         #expect(figures.wideCarried >= 1_600, "the 2 Mbit/s link carried \(figures.wideCarried) kbit/s from 10 to 20 s")
         let under = try #require(figures.underLinkAt, "the target never went under the 500 kbit/s link")
         #expect(under <= 22, "under the link within 2 s of the step")
@@ -93,9 +93,7 @@ struct CongestionControlConnectionTests {
         #expect(
             figures.narrowCarried >= 400, "the 500 kbit/s link carried \(figures.narrowCarried) kbit/s from 25 to 40 s")
         let recovered = try #require(figures.recoveredAt, "the target never recovered to 1.5 Mbit/s")
-        // The goal is 20 s. Twelve runs gave 15.5–16.6 s ten times and 21.1 s twice: an overuse on the way up (which
-        // one depends on where the DTLS handshake's varying byte lengths put later packets) costs AIMD 5 s.
-        #expect(recovered <= 62, "75 % of the widened link within 22 s")
+        #expect(recovered <= 60, "75 % of the widened link within 20 s")
     }
 
     /// Runs the step profile (on the caller's thread: ``OffThePool``) and measures it.
