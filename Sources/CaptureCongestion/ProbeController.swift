@@ -9,8 +9,9 @@
 ///   detector has recovered from the overuse, one cluster at 85 % of the rate before the drop, if the estimate is
 ///   still under 95 % of that, and at most once per 5 s.
 /// - **When the estimate goes stale** (no overuse and no probe for one sawtooth period, the last interval between
-///   overuses, 5–15 s, while the delay-based stage limits the target and loss is under 2 %), one cluster at 2× the
-///   estimate, probing further while results reach 70 %.
+///   overuses, 5–15 s, while the delay-based stage limits the target and loss is under 2 %), one cluster at 1.5× the
+///   estimate; a step that holds 3 s without overuse is confirmed and the next may follow, one that does not backs
+///   the next off (see ``probeIfStale(lastOveruse:delayLimited:now:into:)``).
 /// - Never above the configured maximum nor 5 Mbit/s; a cluster that reaches the maximum ends the exponential
 ///   phase.
 ///
@@ -45,6 +46,19 @@ struct ProbeController {
     static let clusterPackets = 5
     static let staleAfterAtLeast: Int64 = 5 * Nanoseconds.perSecond
     static let staleAfterAtMost: Int64 = 15 * Nanoseconds.perSecond
+    static let staleScale = 1.5
+    static let confirmWindow: Int64 = 3 * Nanoseconds.perSecond
+    /// A held step chains to the next only when the estimate stayed at least this × its value before the probe.
+    static let chainThreshold = 1.3
+    static let maximumStaleBackoff = 8
+
+    /// What the stale-estimate probing did.
+    struct Statistics: Equatable {
+        /// Stale probes whose step held for the confirmation window and found room (the next followed at once).
+        var staleProbesConfirmed = 0
+        /// Stale probes followed by an overuse within it (a token bucket's burst, or a path that did not widen).
+        var staleProbesFailed = 0
+    }
 
     private(set) var state = State.initial
     private var maximum: Double
@@ -56,6 +70,12 @@ struct ProbeController {
     private var lastRecoveryProbe: Int64?
     private var lastOveruseBegan: Int64?
     private var overusePeriod: Int64 = 0
+    private var lastStaleProbe: Int64?
+    private var lastStaleProbeJudged = true
+    private var staleConfirmed = false
+    private var staleBackoff = 1
+    private var estimateAtStaleProbe: Double = 0
+    private(set) var statistics = Statistics()
     private var nextID = 1
 
     /// A controller whose probes never exceed `maximum` bit/s (nor 5 Mbit/s).
@@ -106,25 +126,50 @@ struct ProbeController {
     }
 
     /// How long an estimate may go untested: the last interval between overuse episodes (one sawtooth period), at
-    /// least 5 s and at most 15 s.
-    var staleAfter: Int64 { min(max(Self.staleAfterAtLeast, overusePeriod), Self.staleAfterAtMost) }
+    /// least 5 s and at most 15 s, times the back-off after stale probes that failed (up to 8×).
+    var staleAfter: Int64 {
+        min(max(Self.staleAfterAtLeast, overusePeriod), Self.staleAfterAtMost) * Int64(staleBackoff)
+    }
 
-    /// Probes an estimate that has gone untested: nothing has pushed the path to overuse, nor probed it, for
-    /// ``staleAfter`` while the delay-based stage keeps the target (`delayLimited`) under the maximum. One cluster at
-    /// 2× the estimate, with further probing: when the path has widened, its capacity is found in a few round trips
-    /// instead of the additive climb (≈ 50 kbit/s a second) that precedes AIMD's multiplicative phase.
+    /// Probes an estimate that has gone untested, one confirmed step at a time.
     ///
-    /// On a full path additive increase reaches overuse again at about one sawtooth period, so this rarely fires there;
-    /// when it does, the cluster (15 ms at 2×) reads the path's rate, and the result is applied as any probe's.
+    /// When nothing has pushed the path to overuse, nor probed it, for ``staleAfter`` while the delay-based stage
+    /// keeps the target (`delayLimited`) under the maximum: one cluster at 1.5× the estimate, without further
+    /// probing. Its result is applied as any probe's, and then judged: when no overuse begins within ``confirmWindow``
+    /// (3 s of sending at the new rate, which no token bucket's burst absorbs) and the estimate stayed 1.3× above its
+    /// value before the probe, the step is confirmed and the next one may follow at once; when one does, the probe read a burst allowance rather than the path (a token-bucket
+    /// shaper passes a 15 ms cluster untouched), AIMD's decrease undoes the step and the next stale probe waits twice
+    /// as long (up to 8×). So a widened path is found in a few confirmed steps instead of the additive climb
+    /// (≈ 50 kbit/s a second) that precedes AIMD's multiplicative phase, and a shaped one costs one 1.5× step.
     /// Returns whether a cluster was asked for.
     @discardableResult
     mutating func probeIfStale(
         lastOveruse: Int64?, delayLimited: Bool, now: Int64, into requests: inout [ProbeClusterRequest]
     ) -> Bool {
+        if let probe = lastStaleProbe, !lastStaleProbeJudged {
+            guard Nanoseconds.difference(now, probe) >= Self.confirmWindow else { return false }
+            lastStaleProbeJudged = true
+            if let lastOveruse, lastOveruse >= probe {
+                staleConfirmed = false
+                staleBackoff = min(staleBackoff * 2, Self.maximumStaleBackoff)
+                statistics.staleProbesFailed += 1
+            } else {
+                // Held; the next step follows at once only when this one found room (the estimate rose and
+                // stayed up), else the path is full and the estimate merely fresh again.
+                staleConfirmed = estimate >= Self.chainThreshold * estimateAtStaleProbe
+                staleBackoff = 1
+                if staleConfirmed { statistics.staleProbesConfirmed += 1 }
+            }
+        }
         guard state == .complete, delayLimited, estimate < (1 - Self.uncertainty) * maximum else { return false }
         let tested = max(lastOveruse ?? Int64.min, lastProbeInitiated ?? Int64.min)
-        guard tested == Int64.min || Nanoseconds.difference(now, tested) >= staleAfter else { return false }
-        initiate(rates: (Self.furtherScale * estimate, nil), probeFurther: true, now: now, into: &requests)
+        let wait = staleConfirmed ? Self.confirmWindow : staleAfter
+        guard tested == Int64.min || Nanoseconds.difference(now, tested) >= wait else { return false }
+        staleConfirmed = false
+        lastStaleProbe = now
+        lastStaleProbeJudged = false
+        estimateAtStaleProbe = estimate
+        initiate(rates: (Self.staleScale * estimate, nil), probeFurther: false, now: now, into: &requests)
         return true
     }
 

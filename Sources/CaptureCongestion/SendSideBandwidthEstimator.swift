@@ -50,6 +50,10 @@ public struct SendSideBandwidthEstimator: Sendable {
         /// `AIMDRateControl`): for a sender with no congestion window. A sender whose pacer and window push back
         /// (``CongestionWindowPushback``) turns it off, as libwebrtc has it. Default `true`.
         public var drainsStandingQueue = true
+        /// Whether an estimate that has gone untested (no overuse nor probe for a sawtooth period) is probed, one
+        /// confirmed 1.5× step at a time (see the module's article). Off by default: a token-bucket shaper's burst
+        /// passes a short cluster untouched, so on such a path a step is found wrong only after it was sent.
+        public var probesStaleEstimate = false
 
         /// A configuration; out-of-range values are clamped by ``normalized``.
         public init(minimumBitrate: Int = 30_000, startBitrate: Int = 300_000, maximumBitrate: Int = 2_500_000) {
@@ -67,6 +71,7 @@ public struct SendSideBandwidthEstimator: Sendable {
                 minimumBitrate: minimum, startBitrate: min(max(startBitrate, minimum), maximum),
                 maximumBitrate: maximum)
             normalized.drainsStandingQueue = drainsStandingQueue
+            normalized.probesStaleEstimate = probesStaleEstimate
             return normalized
         }
     }
@@ -91,6 +96,10 @@ public struct SendSideBandwidthEstimator: Sendable {
         public var probeResults = 0
         /// Probes sent because the estimate had gone untested (no overuse nor probe for 5–15 s; the module's article).
         public var staleEstimateProbes = 0
+        /// Stale-estimate probes whose step held 3 s without overuse.
+        public var staleEstimateProbesConfirmed = 0
+        /// Stale-estimate probes followed by an overuse within 3 s (the next waits twice as long).
+        public var staleEstimateProbesFailed = 0
     }
 
     private struct Received {
@@ -308,13 +317,16 @@ public struct SendSideBandwidthEstimator: Sendable {
             // Not on a lossy path: a lost packet or two make a small cluster's result read low, and the result is
             // applied as libwebrtc applies every probe result, up or down.
             let delayLimited =
-                (limitation == .delayBased || limitation == .probe) && lossFraction < Self.staleProbeLossLimit
+                configuration.probesStaleEstimate && (limitation == .delayBased || limitation == .probe)
+                && lossFraction < Self.staleProbeLossLimit
             if probing.probeIfStale(
                 lastOveruse: lastOveruse, delayLimited: delayLimited, now: now, into: &pendingProbes)
             {
                 statistics.staleEstimateProbes += 1
                 registerProbes()
             }
+            statistics.staleEstimateProbesConfirmed = probing.statistics.staleProbesConfirmed
+            statistics.staleEstimateProbesFailed = probing.statistics.staleProbesFailed
         }
         previousUsage = usage
     }

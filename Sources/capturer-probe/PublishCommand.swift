@@ -74,6 +74,12 @@ extension CapturerProbe {
                 """)
         var congestionControl: CongestionControlMode = .transportWide
 
+        @Flag(
+            help: ArgumentHelp(
+                "Probe the estimate when it has gone untested (a sawtooth period without overuse): faster recovery"
+                    + " when a path widens; off by default, as a token-bucket shaper's burst can mislead it."))
+        var probeStaleEstimate = false
+
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
 
@@ -189,17 +195,18 @@ extension CapturerProbe {
             let start = startBitrate ?? min(bitrate, congestionControl == .transportWide ? 300 : 1_000)
             var encoder = VP8EncoderConfiguration(targetBitrateKbps: start, framerate: max(1, selection.fps))
             encoder.keyFrameInterval = max(1, Int((max(1, selection.fps) * 10).rounded()))
-            let publisher = WHIPPublisher(
-                configuration: WHIPPublisherConfiguration(
-                    endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
-                    iceServers: iceServers.compactMap {
-                        ICEServer(url: $0, username: iceUsername, credential: iceCredential)
-                    }, encoder: encoder,
-                    minBitrateKbps: minBitrate, maxBitrateKbps: bitrate, retransmission: !noRetransmission,
-                    firstTransmissionLoss: loss.map { SimulatedLoss(percent: $0, seed: seed) },
-                    connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
-                    metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy,
-                    congestionControl: congestionControl))
+            var publisherConfiguration = WHIPPublisherConfiguration(
+                endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
+                iceServers: iceServers.compactMap {
+                    ICEServer(url: $0, username: iceUsername, credential: iceCredential)
+                }, encoder: encoder,
+                minBitrateKbps: minBitrate, maxBitrateKbps: bitrate, retransmission: !noRetransmission,
+                firstTransmissionLoss: loss.map { SimulatedLoss(percent: $0, seed: seed) },
+                connectTimeout: .milliseconds(Int64(connectTimeout * 1_000)),
+                metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy,
+                congestionControl: congestionControl)
+            publisherConfiguration.probesStaleEstimate = probeStaleEstimate
+            let publisher = WHIPPublisher(configuration: publisherConfiguration)
             let interrupted = InterruptFlag()
             let signals = interrupted.watch([SIGINT, SIGTERM])
             defer { for source in signals { source.cancel() } }

@@ -301,7 +301,7 @@ struct ProbingTests {
         #expect(requests.map(\.bitrate) == [1_700_000])
     }
 
-    @Test("An estimate untested for one sawtooth period (5–15 s) is probed at 2×; never when not delay-limited")
+    @Test("A stale estimate is probed at 1.5×; a step that holds 3 s lets the next follow, a failed one backs off")
     func staleEstimate() {
         var controller = ProbeController(maximum: 2_500_000)
         var requests: [ProbeClusterRequest] = []
@@ -313,26 +313,36 @@ struct ProbingTests {
         controller.overuseBegan(now: 3_000 * ms)
         controller.overuseBegan(now: 10_000 * ms)
         #expect(controller.staleAfter == 7_000 * ms)
-        #expect(
-            !controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: true, now: 17_000 * ms, into: &requests))
-        #expect(
-            !controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: false, now: 17_600 * ms, into: &requests))
+        func stale(_ at: Int64, overuse: Int64 = 10_500, limited: Bool = true) -> Bool {
+            controller.probeIfStale(lastOveruse: overuse * ms, delayLimited: limited, now: at * ms, into: &requests)
+        }
+        #expect(!stale(17_000))
+        #expect(!stale(17_600, limited: false))
         #expect(requests.isEmpty)
-        #expect(
-            controller.probeIfStale(lastOveruse: 10_500 * ms, delayLimited: true, now: 17_600 * ms, into: &requests))
-        #expect(requests.map(\.bitrate) == [1_000_000])
-        #expect(controller.state == .waitingForResult)
-        // A result above 70 % of it probes further, at twice that result.
+        #expect(stale(17_600))
+        #expect(requests.map(\.bitrate) == [750_000])
+        #expect(controller.state == .complete, "no further probing from a stale probe")
+        // The step held 3 s without overuse: confirmed, and the next step follows at once.
         requests.removeAll()
-        controller.setEstimate(900_000, now: 17_800 * ms, into: &requests)
-        #expect(requests.map(\.bitrate) == [1_800_000])
-        // Episodes far apart: at most 15 s; none at the maximum.
+        controller.setEstimate(740_000, now: 17_800 * ms, into: &requests)
+        #expect(!stale(20_000))
+        #expect(stale(20_600))
+        #expect(controller.statistics.staleProbesConfirmed == 1)
+        #expect(requests.map(\.bitrate) == [1_110_000])
+        // An overuse within 3 s of that one: failed, and the next waits twice the period (14 s after the overuse).
+        requests.removeAll()
+        controller.setEstimate(800_000, now: 21_500 * ms, into: &requests)
+        #expect(!stale(23_700, overuse: 22_000))
+        #expect(controller.statistics.staleProbesFailed == 1)
+        #expect(controller.staleAfter == 14_000 * ms)
+        #expect(!stale(35_900, overuse: 22_000))
+        #expect(stale(36_000, overuse: 22_000))
+        #expect(requests.map(\.bitrate) == [1_200_000])
+        // Episodes far apart: at most 15 s (times the back-off); none at the maximum.
         controller.overuseBegan(now: 60_000 * ms)
-        #expect(controller.staleAfter == 15_000 * ms)
-        controller.process(now: 70_000 * ms)
+        #expect(controller.staleAfter == 30_000 * ms)
         controller.setEstimate(2_450_000, now: 70_000 * ms, into: &requests)
         requests.removeAll()
-        #expect(
-            !controller.probeIfStale(lastOveruse: 60_000 * ms, delayLimited: true, now: 90_000 * ms, into: &requests))
+        #expect(!stale(200_000, overuse: 60_000))
     }
 }

@@ -105,6 +105,28 @@ struct ScenarioTests {
         #expect(utilisation >= 0.8)
     }
 
+    @Test("With the stale-estimate probe: 2 M → 500 k → 2 M recovers to 1.5 M within 20 s, the narrow phase as full")
+    func staleEstimateProbe() {
+        var configuration = SendSideBandwidthEstimator.Configuration(maximumBitrate: 2_500_000)
+        configuration.probesStaleEstimate = true
+        let harness = ClosedLoopHarness(
+            link: LinkConfiguration(
+                delay: .milliseconds(25), rate: 2_000_000, queueBytes: 75_000,
+                schedule: [.setRate(500_000, at: .seconds(20)), .setRate(2_000_000, at: .seconds(40))]),
+            configuration: configuration)
+        harness.run(until: .seconds(60))
+        let recoveredAt = harness.targets.first { $0.at >= .seconds(40) && $0.bitrate >= 1_500_000 }?.at
+        let narrow = harness.meanTarget(in: Duration.seconds(30)..<Duration.seconds(40))
+        let statistics = harness.estimator.statistics
+        print(
+            "stale-estimate probe: >= 1.5 M \(recoveredAt.map { "\($0 - .seconds(40))" } ?? "never") after the step up, "
+                + "narrow mean \(narrow), \(statistics.staleEstimateProbes) probes (\(statistics.staleEstimateProbesConfirmed)"
+                + " confirmed, \(statistics.staleEstimateProbesFailed) failed)")
+        #expect(recoveredAt.map { $0 - .seconds(40) <= .seconds(20) } ?? false)
+        #expect(narrow >= 400_000)
+        #expect(statistics.staleEstimateProbes > 0)
+    }
+
     /// 1 Mbit/s, RTT 50 ms, a 300 ms drop-tail queue (37.5 kB), run for 40 s; the mean target over 10–40 s.
     static func steadyMean(
         lossRate: Double = 0, jitter: Duration = .zero, feedbackLossRate: Double = 0

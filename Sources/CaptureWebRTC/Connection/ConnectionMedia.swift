@@ -16,6 +16,9 @@ public struct ConnectionMedia: Sendable {
     public var startBitrateKbps: Int
     /// What steers the rate within the range.
     public var congestionControl: CongestionControlMode
+    /// Whether the send-side estimate probes itself when it has gone untested (CaptureCongestion's
+    /// `probesStaleEstimate`; off by default).
+    public var probesStaleEstimate = false
 
     /// Creates a description.
     public init(

@@ -29,9 +29,13 @@ struct CongestionControl {
     /// The last round-trip time measured (receiver reports), for the window.
     var roundTripTime: Duration?
 
-    init(minimumKbps: Int, startKbps: Int, maximumKbps: Int, at start: ContinuousClock.Instant) {
+    init(
+        minimumKbps: Int, startKbps: Int, maximumKbps: Int, probesStaleEstimate: Bool = false,
+        at start: ContinuousClock.Instant
+    ) {
         var configuration = SendSideBandwidthEstimator.Configuration(
             minimumBitrate: minimumKbps * 1_000, startBitrate: startKbps * 1_000, maximumBitrate: maximumKbps * 1_000)
+        configuration.probesStaleEstimate = probesStaleEstimate
         // The pacer's window pushes back on a standing queue (libwebrtc's split of the work).
         configuration.drainsStandingQueue = true
         estimator = SendSideBandwidthEstimator(configuration: configuration.normalized, at: start)

@@ -222,7 +222,8 @@ extension WebRTCConnection {
         {
             congestion = CongestionControl(
                 minimumKbps: configuration.minBitrateKbps, startKbps: configuration.startBitrateKbps,
-                maximumKbps: configuration.maxBitrateKbps, at: clock.instant(atNanoseconds: nowNs))
+                maximumKbps: configuration.maxBitrateKbps, probesStaleEstimate: configuration.probesStaleEstimate,
+                at: clock.instant(atNanoseconds: nowNs))
         }
         if let media { startPacing(for: media, nowNs: nowNs) }
         phase = .connected(

@@ -155,7 +155,7 @@ public final class WHIPPublisher: Sendable {
         let retransmission: RetransmissionConfiguration? =
             configuration.retransmission && answersNACK
             ? RetransmissionConfiguration(rtxPayloadType: answer.rtxPayloadType, rtxSSRC: rtxSSRC) : nil
-        let media = ConnectionMedia(
+        var media = ConnectionMedia(
             sender: VideoSenderConfiguration(
                 remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
                 retransmission: retransmission, firstTransmissionLoss: configuration.firstTransmissionLoss,
@@ -163,6 +163,7 @@ public final class WHIPPublisher: Sendable {
             minBitrateKbps: configuration.minBitrateKbps, maxBitrateKbps: configuration.maxBitrateKbps,
             startBitrateKbps: configuration.encoder.targetBitrateKbps,
             congestionControl: configuration.congestionControl)
+        media.probesStaleEstimate = configuration.probesStaleEstimate
         transport.start(remote: remote, media: media)
         let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
         state.withLock { $0.trickleTask = trickle }

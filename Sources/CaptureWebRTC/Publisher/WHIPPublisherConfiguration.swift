@@ -41,6 +41,9 @@ public struct WHIPPublisherConfiguration: Sendable {
     /// What steers the rate: the send-side estimate from transport-wide feedback when the endpoint negotiates it (the
     /// default), or receiver reports (see ``CongestionControlMode``).
     public var congestionControl: CongestionControlMode
+    /// Whether the send-side estimate probes itself when it has gone untested (off by default; see
+    /// ``ConnectionMedia/probesStaleEstimate``).
+    public var probesStaleEstimate = false
 
     /// Creates a configuration.
     public init(

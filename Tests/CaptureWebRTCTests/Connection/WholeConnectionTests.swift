@@ -25,7 +25,8 @@ struct WholeConnectionTests {
 
         init(
             seed: UInt64, link: LinkConfiguration = LinkConfiguration(delay: .milliseconds(20)),
-            forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5), transportWideCC: Bool = false
+            forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5), transportWideCC: Bool = false,
+            probesStaleEstimate: Bool = false
         ) throws {
             network = SimulatedNetwork(seed: seed, start: start, defaultLink: link)
             if let forward { network.setLink(from: publisherAddress, to: viewerAddress, forward) }
@@ -36,9 +37,9 @@ struct WholeConnectionTests {
             let twcc: UInt8? = transportWideCC ? 3 : nil
             viewer.connection.start(
                 remote: publisher.remote(dtlsRole: .client, transportWideCCExtensionID: twcc), media: nil, at: start)
-            publisher.connection.start(
-                remote: viewer.remote(dtlsRole: .server),
-                media: SimulatedPublisher.media(transportWideCCExtensionID: twcc), at: start)
+            var media = SimulatedPublisher.media(transportWideCCExtensionID: twcc)
+            media.probesStaleEstimate = probesStaleEstimate
+            publisher.connection.start(remote: viewer.remote(dtlsRole: .server), media: media, at: start)
         }
 
         @discardableResult
