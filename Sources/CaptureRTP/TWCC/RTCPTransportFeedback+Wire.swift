@@ -15,6 +15,9 @@ extension RTCPTransportFeedback {
 
     /// Parses the body after the 4-byte RTCP header (FMT 15 of PT 205); `reader` ends at the packet's end, RTCP
     /// padding already removed. `offset` is the packet's offset in its datagram, for errors.
+    /// The most statuses reserved ahead of parsing.
+    static let statusesReserved = 256
+
     static func parse(_ reader: inout RTCPReader, offset: Int) throws(RTCPParseError) -> RTCPTransportFeedback {
         let type = RTCPPacketType.transportFeedback
         guard reader.remaining >= 16 else {
@@ -28,8 +31,10 @@ extension RTCPTransportFeedback {
         guard statusCount > 0 else {
             throw .malformed(packetType: type, offset: offset, reason: "transport feedback with a status count of 0")
         }
-        // The statuses, with placeholder deltas; never reserved from the count, which the peer chose.
+        // The statuses, with placeholder deltas. Reserved from the count up to 256 (one allocation for a usual
+        // message: 100 ms of packets); never beyond, as the peer chose the count.
         var packets: [PacketStatus] = []
+        packets.reserveCapacity(min(statusCount, Self.statusesReserved))
         while packets.count < statusCount {
             guard reader.remaining >= 2 else {
                 throw .truncatedBody(packetType: type, offset: offset, needed: 2, available: reader.remaining)

@@ -132,6 +132,7 @@ public struct TransportSendHistory: Sendable {
         var report = TransportFeedbackReport(
             receivedAtNs: receivedAtNs, feedbackPacketCount: feedback.feedbackPacketCount, packets: [],
             newlyAckedBytes: 0, unknownStatuses: 0, repeatedStatuses: 0, bytesInFlight: bytesInFlight)
+        report.packets.reserveCapacity(feedback.packets.count)
         guard let highest = highestSequenceNumber else {
             report.unknownStatuses = feedback.packets.count
             statistics.unknownStatuses += feedback.packets.count
