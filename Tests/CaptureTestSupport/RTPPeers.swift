@@ -74,7 +74,9 @@ package enum RTPPeers {
             [
                 "-s", "INT", "-k", "3", "\(limitSeconds)", "ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                 "-protocol_whitelist", "file,udp,rtp,srtp", "-i", sdp, "-frames:v", "\(frames)",
-                "-f", "rawvideo", "-pix_fmt", "yuv420p", output,
+                // Exactly the frames decoded: rawvideo output is constant-frame-rate by default, which duplicates
+                // the previous frame into every RTP timestamp gap (a frame the sender's encoder queue dropped).
+                "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", output,
             ])
     }
 
