@@ -272,6 +272,7 @@ def main():
                     pending_lines.clear()
                     csv.write("# t0_monotonic=%.6f t0_realtime=%.6f (first RTP forward)\n"
                               % (now, real0 + (now - mono0)))
+                    csv.flush()  # link-compare's kernel shaper schedules its changes from this line
                 d.counts["in"] += 1
                 d.bytes["in"] += len(frame)
                 t_out, extra = d.admit(now, rel(now) if t0[0] is not None else -1.0, frame)
