@@ -288,13 +288,20 @@ struct ProbingTests {
         #expect(controller.state == .complete)
     }
 
-    @Test("After a large drop, recovery from overuse probes at 85 % of the rate before it")
-    func recovery() {
+    /// A controller past its start probes (timed out at 2 s), with `estimate` set at `at` ms and no request left.
+    static func pastStart(estimate: Double, at: Int64) -> (ProbeController, [ProbeClusterRequest]) {
         var controller = ProbeController(maximum: 2_500_000)
         var requests: [ProbeClusterRequest] = []
         controller.start(startBitrate: 300_000, now: 0, into: &requests)
         controller.process(now: 2_000 * ms)
-        controller.setEstimate(2_000_000, now: 3_000 * ms, into: &requests)
+        controller.setEstimate(estimate, now: at * ms, into: &requests)
+        requests.removeAll()
+        return (controller, requests)
+    }
+
+    @Test("After a large drop, recovery from overuse probes at 85 % of the rate before it")
+    func recovery() {
+        var (controller, requests) = Self.pastStart(estimate: 2_000_000, at: 3_000)
         controller.setEstimate(500_000, now: 4_000 * ms, into: &requests)
         requests.removeAll()
         controller.recoveredFromOveruse(now: 5_000 * ms, into: &requests)
@@ -303,12 +310,7 @@ struct ProbingTests {
 
     @Test("A stale estimate is probed at 1.5×; a step that holds 3 s lets the next follow, a failed one backs off")
     func staleEstimate() {
-        var controller = ProbeController(maximum: 2_500_000)
-        var requests: [ProbeClusterRequest] = []
-        controller.start(startBitrate: 300_000, now: 0, into: &requests)
-        controller.process(now: 2_000 * ms)
-        controller.setEstimate(500_000, now: 2_000 * ms, into: &requests)
-        requests.removeAll()
+        var (controller, requests) = Self.pastStart(estimate: 500_000, at: 2_000)
         // Overuse episodes 7 s apart: the estimate goes stale 7 s after the last one.
         controller.overuseBegan(now: 3_000 * ms)
         controller.overuseBegan(now: 10_000 * ms)
