@@ -32,5 +32,11 @@ static const int CVPX_DL_REALTIME = VPX_DL_REALTIME;
 static const long CVPX_EFLAG_FORCE_KF = VPX_EFLAG_FORCE_KF;
 static const unsigned int CVPX_FRAME_IS_KEY = VPX_FRAME_IS_KEY;
 static const unsigned int CVPX_FRAME_IS_DROPPABLE = VPX_FRAME_IS_DROPPABLE;
+// Per-frame reference and update flags (temporal layers).
+static const long CVPX_EFLAG_NO_REF_GF = VP8_EFLAG_NO_REF_GF;
+static const long CVPX_EFLAG_NO_UPD_LAST = VP8_EFLAG_NO_UPD_LAST;
+static const long CVPX_EFLAG_NO_UPD_GF = VP8_EFLAG_NO_UPD_GF;
+static const long CVPX_EFLAG_NO_UPD_ARF = VP8_EFLAG_NO_UPD_ARF;
+static const unsigned int CVPX_ERROR_RESILIENT_DEFAULT = VPX_ERROR_RESILIENT_DEFAULT;
 
 #endif

@@ -19,11 +19,13 @@ public struct EncodedFrame: Sendable, Hashable, Codable {
     /// Whether no later frame references this one (libvpx's `VPX_FRAME_IS_DROPPABLE`): a receiver may lose it without
     /// harm to the following frames. The RTP packetizer maps it to the VP8 payload descriptor's N bit (RFC 7741).
     public var isDroppable: Bool
+    /// The frame's temporal layer, when the stream has more than one (``VP8EncoderConfiguration/temporalLayers``).
+    public var temporalLayer: VP8TemporalLayerInfo?
 
     /// Creates an encoded frame.
     public init(
         bytes: [UInt8], isKeyFrame: Bool, rtpTimestamp: UInt32, captureTimeNs: UInt64, rotation: VideoRotation,
-        dimensions: Dimensions, qp: Int, isDroppable: Bool = false
+        dimensions: Dimensions, qp: Int, isDroppable: Bool = false, temporalLayer: VP8TemporalLayerInfo? = nil
     ) {
         self.bytes = bytes
         self.isKeyFrame = isKeyFrame
@@ -33,6 +35,7 @@ public struct EncodedFrame: Sendable, Hashable, Codable {
         self.dimensions = dimensions
         self.qp = qp
         self.isDroppable = isDroppable
+        self.temporalLayer = temporalLayer
     }
 
     /// The 90 kHz RTP timestamp of a monotonic capture time in nanoseconds (`timestampNs × 9 / 100_000`, wrapping).

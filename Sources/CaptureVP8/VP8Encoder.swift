@@ -32,6 +32,11 @@ public final class VP8Encoder {
     private var output: [UInt8] = []
     /// Capture time of the last frame that produced output since (re)initialisation.
     private var lastOutputTimeNs: UInt64?
+    /// With temporal layers: the next frame's place in the pattern, frames since the last key frame, and whether
+    /// `golden` still holds that key frame (no layer-1 frame since).
+    private var patternPosition = 0
+    private var framesSinceKeyFrame = 0
+    private var goldenHoldsKeyFrame = true
     private let logger = Logger(label: "CaptureVP8.VP8Encoder")
 
     /// Creates an encoder; libvpx is initialised when the first frame arrives.
@@ -72,6 +77,7 @@ public final class VP8Encoder {
         configuration = updated
         guard initialized else { return }
         encoderConfig.pointee.rc_target_bitrate = UInt32(bitrateKbps)
+        setLayerTargets(totalKbps: bitrateKbps)
         let status = vpx_codec_enc_config_set(context, encoderConfig)
         guard status == VPX_CODEC_OK else {
             throw vpxError(
@@ -93,7 +99,19 @@ public final class VP8Encoder {
         }
         wrap(buffer)
         var flags: vpx_enc_frame_flags_t = 0
-        if forceKeyFrame || keyFrameRequested { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_FORCE_KF) }
+        var wantsKeyFrame = forceKeyFrame || keyFrameRequested
+        let pattern = configuration.temporalPattern
+        var layerFrame: VP8TemporalPattern.Frame?
+        if pattern.layers > 1 {
+            let interval = configuration.keyFrameInterval
+            if interval > 0, framesSinceKeyFrame >= interval { wantsKeyFrame = true }
+            // A key frame is layer 0 and restarts the pattern (the first frame after initialisation is one).
+            let frame = wantsKeyFrame ? pattern.frame(at: 0) : pattern.frame(at: patternPosition)
+            layerFrame = frame
+            if !wantsKeyFrame { flags |= Self.flags(for: frame) }
+            try control(VP8E_SET_TEMPORAL_LAYER_ID, frame.layer)
+        }
+        if wantsKeyFrame { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_FORCE_KF) }
         let duration = configuration.frameDuration
         let forceOutput = try overrideFrameDropping(at: frame.timestampNs)
         let status = vpx_codec_encode(
@@ -121,6 +139,7 @@ public final class VP8Encoder {
             if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_KEY) != 0 { isKeyFrame = true }
             if coded.flags & vpx_codec_frame_flags_t(CVPX_FRAME_IS_DROPPABLE) != 0 { isDroppable = true }
         }
+        let temporalLayer = layerFrame.map { advancePattern(after: $0, producedOutput: !output.isEmpty, isKeyFrame) }
         guard !output.isEmpty else { return nil }
         if isKeyFrame { keyFrameRequested = false }
         lastOutputTimeNs = frame.timestampNs
@@ -133,7 +152,74 @@ public final class VP8Encoder {
             bytes: output, isKeyFrame: isKeyFrame,
             rtpTimestamp: EncodedFrame.rtpTimestamp(fromNanoseconds: frame.timestampNs),
             captureTimeNs: frame.timestampNs, rotation: frame.rotation, dimensions: buffer.dimensions, qp: Int(qp),
-            isDroppable: isDroppable)
+            isDroppable: isDroppable, temporalLayer: temporalLayer)
+    }
+
+    /// libvpx's flags for a frame of the pattern: what it must not reference or update (`altref` is never updated,
+    /// so it keeps the last key frame).
+    private static func flags(for frame: VP8TemporalPattern.Frame) -> vpx_enc_frame_flags_t {
+        var flags = vpx_enc_frame_flags_t(CVPX_EFLAG_NO_UPD_ARF)
+        if !frame.referencesGolden { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_NO_REF_GF) }
+        if !frame.updatesLast { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_NO_UPD_LAST) }
+        if !frame.updatesGolden { flags |= vpx_enc_frame_flags_t(CVPX_EFLAG_NO_UPD_GF) }
+        return flags
+    }
+
+    /// Moves the pattern on after a frame (a dropped frame still takes its place, as in libwebrtc) and returns the
+    /// frame's marking: a key frame is layer 0 and restarts the pattern; layer 1 references only layer 0 and is a
+    /// layer sync; layer 2 is one while `golden` still holds the key frame.
+    private func advancePattern(
+        after frame: VP8TemporalPattern.Frame, producedOutput: Bool, _ isKeyFrame: Bool
+    ) -> VP8TemporalLayerInfo {
+        if producedOutput, isKeyFrame {
+            patternPosition = 1
+            framesSinceKeyFrame = 1
+            goldenHoldsKeyFrame = true
+            return VP8TemporalLayerInfo(index: 0, isLayerSync: false)
+        }
+        patternPosition += 1
+        if patternPosition >= configuration.temporalPattern.layerIDs.count { patternPosition = 0 }
+        framesSinceKeyFrame += 1
+        let sync = frame.layer == 1 || (frame.layer == 2 && goldenHoldsKeyFrame)
+        if producedOutput, frame.updatesGolden { goldenHoldsKeyFrame = false }
+        return VP8TemporalLayerInfo(index: frame.layer, isLayerSync: sync)
+    }
+
+    /// The cumulative per-layer targets (`ts_target_bitrate`) for a total of `totalKbps`, with temporal layers.
+    private func setLayerTargets(totalKbps: Int) {
+        let pattern = configuration.temporalPattern
+        guard pattern.layers > 1 else { return }
+        let targets = pattern.cumulativeTargetsKbps(totalKbps: totalKbps)
+        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_target_bitrate) { tuple in
+            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_LAYERS)) { values in
+                for (index, kbps) in targets.enumerated() { values[index] = UInt32(kbps) }
+            }
+        }
+    }
+
+    /// Configures libvpx's temporal scalability (`ts_*`) for ``VP8EncoderConfiguration/temporalLayers`` > 1.
+    private func configureTemporalLayers() {
+        let pattern = configuration.temporalPattern
+        guard pattern.layers > 1 else { return }
+        encoderConfig.pointee.ts_number_layers = UInt32(pattern.layers)
+        let ids = pattern.layerIDs
+        encoderConfig.pointee.ts_periodicity = UInt32(ids.count)
+        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_layer_id) { tuple in
+            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_PERIODICITY)) { values in
+                for (index, id) in ids.enumerated() { values[index] = UInt32(id) }
+            }
+        }
+        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_rate_decimator) { tuple in
+            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_LAYERS)) { values in
+                for (index, decimator) in pattern.rateDecimators.enumerated() { values[index] = UInt32(decimator) }
+            }
+        }
+        setLayerTargets(totalKbps: configuration.targetBitrateKbps)
+        // Key frames come from the encoder's own count, so that each is on layer 0.
+        encoderConfig.pointee.kf_mode = VPX_KF_DISABLED
+        patternPosition = 0
+        framesSinceKeyFrame = 0
+        goldenHoldsKeyFrame = true
     }
 
     /// WebRTC's maximum frame-drop interval: after ``VP8EncoderConfiguration/maxFrameDropIntervalMs`` without output,
@@ -214,7 +300,7 @@ public final class VP8Encoder {
         encoderConfig.pointee.g_lag_in_frames = 0
         encoderConfig.pointee.g_pass = VPX_RC_ONE_PASS
         encoderConfig.pointee.rc_end_usage = VPX_CBR
-        encoderConfig.pointee.g_error_resilient = config.errorResilient ? 1 : 0
+        encoderConfig.pointee.g_error_resilient = config.resolvedErrorResilient ? CVPX_ERROR_RESILIENT_DEFAULT : 0
         encoderConfig.pointee.g_threads = UInt32(threads)
         encoderConfig.pointee.rc_target_bitrate = UInt32(config.targetBitrateKbps)
         encoderConfig.pointee.rc_min_quantizer = UInt32(config.minQuantizer)
@@ -232,6 +318,7 @@ public final class VP8Encoder {
         } else {
             encoderConfig.pointee.kf_mode = VPX_KF_DISABLED
         }
+        configureTemporalLayers()
 
         status = cvpx_codec_enc_init(context, vpx_codec_vp8_cx(), encoderConfig, 0)
         guard status == VPX_CODEC_OK else {
@@ -254,6 +341,7 @@ public final class VP8Encoder {
             metadata: [
                 "size": "\(dimensions)", "layout": "\(format)", "threads": "\(threads)",
                 "kbps": "\(config.targetBitrateKbps)", "fps": "\(config.roundedFramerate)",
+                "temporalLayers": "\(config.temporalLayers)",
             ])
     }
 

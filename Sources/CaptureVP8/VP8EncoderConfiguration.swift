@@ -58,6 +58,10 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
     public var errorResilient: Bool
     /// Encoder threads (`g_threads`). `nil`: WebRTC's rule for the frame size and this machine's cores.
     public var threads: Int?
+    /// Temporal layers, 1 to 3 (L1T1, L1T2, L1T3; see ``VP8TemporalPattern``). With more than one, frames are coded
+    /// error-resiliently and key frames come every ``keyFrameInterval`` frames from the encoder's own count, always
+    /// on layer 0.
+    public var temporalLayers: Int
 
     /// The RTP clock rate and libvpx time base denominator: 90 kHz (`g_timebase` = 1/90000).
     public static let clockRate = 90_000
@@ -72,7 +76,7 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         noiseSensitivity: Int = 4, staticThreshold: Int = 1, tokenPartitions: Int = 1,
         frameDropThreshold: Int = 30, maxFrameDropIntervalMs: Int? = 2_000, resizeAllowed: Bool = false,
         keyFrameInterval: Int = 3_000,
-        errorResilient: Bool = false, threads: Int? = nil
+        errorResilient: Bool = false, threads: Int? = nil, temporalLayers: Int = 1
     ) {
         self.targetBitrateKbps = targetBitrateKbps
         self.framerate = framerate
@@ -94,7 +98,14 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         self.keyFrameInterval = keyFrameInterval
         self.errorResilient = errorResilient
         self.threads = threads
+        self.temporalLayers = temporalLayers
     }
+
+    /// The temporal pattern of ``temporalLayers``.
+    public var temporalPattern: VP8TemporalPattern { VP8TemporalPattern(layers: temporalLayers) }
+
+    /// Whether frames are coded error-resiliently: ``errorResilient``, or always with temporal layers (as libwebrtc).
+    public var resolvedErrorResilient: Bool { errorResilient || temporalLayers > 1 }
 
     /// The whole frame rate WebRTC configures libvpx with (`maxFramerate = fps + 0.5`), at least 1.
     public var roundedFramerate: Int {
@@ -158,5 +169,6 @@ public struct VP8EncoderConfiguration: Sendable, Hashable, Codable {
         try check((0...100).contains(frameDropThreshold), "frame-drop threshold must be within 0…100")
         try check((maxFrameDropIntervalMs ?? 0) >= 0, "max frame-drop interval must not be negative")
         try check((1...64).contains(threads ?? 1), "threads must be within 1…64")
+        try check((1...3).contains(temporalLayers), "temporal layers must be 1, 2 or 3, got \(temporalLayers)")
     }
 }

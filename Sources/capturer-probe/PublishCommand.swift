@@ -80,6 +80,12 @@ extension CapturerProbe {
                     + " when a path widens; off by default, as a token-bucket shaper's burst can mislead it."))
         var probeStaleEstimate = false
 
+        @Option(
+            help: ArgumentHelp(
+                "VP8 temporal layers: 1, 2 (L1T2: 15 + 15 fps) or 3 (L1T3: 7.5 + 7.5 + 15 fps), which an SFU thins by"
+                    + " layer.", valueName: "N"))
+        var temporalLayers = 1
+
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
 
@@ -105,6 +111,7 @@ extension CapturerProbe {
             if frames != nil, seconds != nil { throw ValidationError("give either --frames or --seconds, not both") }
             if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
             if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
+            guard (1...3).contains(temporalLayers) else { throw ValidationError("--temporal-layers must be 1, 2 or 3") }
             guard (30...100_000).contains(bitrate) else {
                 throw ValidationError("--bitrate must be 30...100000 kbit/s")
             }
@@ -195,6 +202,7 @@ extension CapturerProbe {
             let start = startBitrate ?? min(bitrate, congestionControl == .transportWide ? 300 : 1_000)
             var encoder = VP8EncoderConfiguration(targetBitrateKbps: start, framerate: max(1, selection.fps))
             encoder.keyFrameInterval = max(1, Int((max(1, selection.fps) * 10).rounded()))
+            encoder.temporalLayers = temporalLayers
             var publisherConfiguration = WHIPPublisherConfiguration(
                 endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
                 iceServers: iceServers.compactMap {

@@ -65,6 +65,12 @@ extension CapturerProbe {
                 "Send a key frame at least this often, for receivers that send no PLI.", valueName: "seconds"))
         var keyFrameInterval: Double?
 
+        @Option(
+            help: ArgumentHelp(
+                "VP8 temporal layers: 1, 2 (L1T2) or 3 (L1T3); the payload descriptor carries TID, Y and TL0PICIDX.",
+                valueName: "N"))
+        var temporalLayers = 1
+
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
 
@@ -77,6 +83,7 @@ extension CapturerProbe {
             if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
             guard (1...100_000).contains(bitrate) else { throw ValidationError("--bitrate must be 1...100000 kbit/s") }
             guard (100...9_000).contains(mtu) else { throw ValidationError("--mtu must be 100...9000 bytes") }
+            guard (1...3).contains(temporalLayers) else { throw ValidationError("--temporal-layers must be 1, 2 or 3") }
             if let keyFrameInterval, !(keyFrameInterval > 0 && keyFrameInterval.isFinite) {
                 throw ValidationError("--key-frame-interval must be positive")
             }
@@ -146,6 +153,7 @@ extension CapturerProbe {
                     status: error.code == .badAddress ? .badAddress : .failure, message: "\(to): \(error.message)")
             }
             var encoder = VP8EncoderConfiguration(targetBitrateKbps: bitrate, framerate: max(1, selection.fps))
+            encoder.temporalLayers = temporalLayers
             if let keyFrameInterval {
                 encoder.keyFrameInterval = max(1, Int((keyFrameInterval * max(1, selection.fps)).rounded()))
             }

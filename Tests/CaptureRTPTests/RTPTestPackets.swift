@@ -27,15 +27,16 @@ enum RTPTestPackets {
         }
     }
 
-    /// Packetizes `frame` and copies every packet out.
+    /// Packetizes `frame` (of temporal layer `layer`, with the Y bit `sync`, when given) and copies every packet out.
     static func packetize(
         _ frame: [UInt8], with packetizer: VP8Packetizer, timestamp: UInt32, key: Bool = true,
-        droppable: Bool = false, rotation: VideoRotation = .degrees0
+        droppable: Bool = false, rotation: VideoRotation = .degrees0, layer: UInt8? = nil, sync: Bool = false
     ) -> [CapturedPacket] {
         var packets: [CapturedPacket] = []
         frame.withUnsafeBytes { raw in
             packetizer.packetize(
-                raw, rtpTimestamp: timestamp, isKeyFrame: key, isDroppable: droppable, rotation: rotation
+                raw, rtpTimestamp: timestamp, isKeyFrame: key, isDroppable: droppable, rotation: rotation,
+                temporalLayerIndex: layer, isLayerSync: sync
             ) { (packet: inout OutgoingRTPPacket) in
                 packets.append(
                     CapturedPacket(

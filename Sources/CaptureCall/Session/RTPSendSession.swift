@@ -226,7 +226,9 @@ package final class RTPSendSession {
         frame.bytes.withUnsafeBytes { payload in
             packetizer.packetize(
                 payload, rtpTimestamp: frame.rtpTimestamp, isKeyFrame: frame.isKeyFrame,
-                isDroppable: frame.isDroppable, rotation: frame.rotation
+                isDroppable: frame.isDroppable, rotation: frame.rotation,
+                temporalLayerIndex: frame.temporalLayer.map { UInt8(clamping: $0.index) },
+                isLayerSync: frame.temporalLayer?.isLayerSync ?? false
             ) { (packet: inout OutgoingRTPPacket) in
                 history?.store(packet.bytes, sequenceNumber: packet.sequenceNumber, nowNs: nowNs)
                 body(&packet)

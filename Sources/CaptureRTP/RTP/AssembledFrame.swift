@@ -22,6 +22,12 @@ public struct AssembledFrame: Sendable, Hashable, Codable {
     public var packetCount: Int
     /// The arrival time of the frame's last-arriving packet, in the caller's nanosecond clock.
     public var arrivalTimeNs: UInt64
+    /// The temporal layer (the payload descriptor's TID, RFC 7741), when the sender layers its stream.
+    public var temporalLayerIndex: UInt8?
+    /// The descriptor's Y bit: the frame depends only on base-layer frames.
+    public var isLayerSync = false
+    /// The descriptor's TL0PICIDX, when present.
+    public var tl0PictureIndex: UInt8?
 
     /// Creates a frame.
     public init(

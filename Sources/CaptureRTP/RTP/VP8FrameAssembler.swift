@@ -37,6 +37,9 @@ public final class VP8FrameAssembler {
         var marker: Bool
         var isFrameStart: Bool
         var pictureID: UInt16?
+        var temporalLayerIndex: UInt8?
+        var isLayerSync: Bool
+        var tl0PictureIndex: UInt8?
         var rotation: VideoRotation?
         var arrivalTimeNs: UInt64
         var payload: [UInt8]
@@ -133,7 +136,8 @@ public final class VP8FrameAssembler {
         packets[sequence] = StoredPacket(
             sequenceNumber: header.sequenceNumber, timestamp: header.timestamp, marker: header.marker,
             isFrameStart: descriptor.isStartOfPartition && descriptor.partitionID == 0, pictureID: descriptor.pictureID,
-            rotation: rotation, arrivalTimeNs: arrivalTimeNs,
+            temporalLayerIndex: descriptor.temporalLayerIndex, isLayerSync: descriptor.isLayerSync,
+            tl0PictureIndex: descriptor.tl0PictureIndex, rotation: rotation, arrivalTimeNs: arrivalTimeNs,
             payload: Array(packet[start..<parsed.payloadRange.upperBound]))
         var events: [Event] = []
         process(now: arrivalTimeNs, into: &events)
@@ -219,11 +223,15 @@ public final class VP8FrameAssembler {
         consumedThrough = max(consumedThrough ?? end, end)
         nextExpected = end + 1
         counters.framesComplete += 1
-        return AssembledFrame(
+        var frame = AssembledFrame(
             bytes: bytes, rtpTimestamp: firstPacket?.timestamp ?? 0, isKeyFrame: (bytes.first ?? 1) & 0x01 == 0,
             rotation: rotation ?? .degrees0, pictureID: firstPacket?.pictureID, ssrc: ssrc ?? 0,
             firstSequenceNumber: firstPacket?.sequenceNumber ?? 0, lastSequenceNumber: lastSequenceNumber,
             packetCount: Int(end - start + 1), arrivalTimeNs: arrival)
+        frame.temporalLayerIndex = firstPacket?.temporalLayerIndex
+        frame.isLayerSync = firstPacket?.isLayerSync ?? false
+        frame.tl0PictureIndex = firstPacket?.tl0PictureIndex
+        return frame
     }
 
     /// Removes every buffered packet up to `end`; returns how many distinct frames (timestamps) they belonged to.

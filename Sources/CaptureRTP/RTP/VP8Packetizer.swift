@@ -3,8 +3,9 @@ public import CaptureCore
 /// Splits encoded VP8 frames into RTP packets (RFC 7741), reusing one buffer for every packet.
 ///
 /// Each frame gets one RTP timestamp and the next 15-bit picture ID; its first packet has the S bit, every packet
-/// PartID 0, the N bit when the frame is droppable, the last one the marker bit and, when configured, the CVO
-/// video-orientation extension (3GPP TS 26.114; WebRTC also sends it on the last packet). When configured, every
+/// PartID 0, the N bit when the frame is droppable and, in a temporally layered stream, TID, Y and TL0PICIDX; the last
+/// one the marker bit and, when configured, the CVO video-orientation extension (3GPP TS 26.114; WebRTC also sends it
+/// on the last packet). When configured, every
 /// packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE receivers route by. Payload sizes are balanced the
 /// way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extensions included)
 /// differ by at most one byte. When configured, every packet also carries the transport-wide sequence number element
@@ -23,10 +24,14 @@ public final class VP8Packetizer {
     public private(set) var nextPictureID: UInt16
     /// The RTP timestamp of the last frame packetized (0 before the first): what padding packets carry.
     public private(set) var lastRTPTimestamp: UInt32 = 0
+    /// The TL0PICIDX of the last base-layer frame (RFC 7741): each frame of temporal layer 0 increments it, and every
+    /// frame of a layered stream carries it.
+    public private(set) var tl0PictureIndex: UInt8 = 0
 
     /// The reused packet buffer.
     private let buffer: UnsafeMutableRawBufferPointer
-    /// The fixed header plus the 15-bit-picture-ID descriptor: 12 + 4 bytes.
+    /// The fixed header plus the 15-bit-picture-ID descriptor: 12 + 4 bytes (2 more with temporal layers: TL0PICIDX,
+    /// and TID with Y).
     private static let baseOverhead = RTPHeader.fixedSize + 4
     /// The mid extension's bytes (empty when not sent).
     private let midBytes: [UInt8]
@@ -78,22 +83,30 @@ public final class VP8Packetizer {
     ///   - isKeyFrame: Whether the frame is a key frame (informational; the receiver reads the bitstream).
     ///   - isDroppable: Whether no other frame references this one (sets the N bit).
     ///   - rotation: The frame's rotation, sent in the CVO extension when configured.
+    ///   - temporalLayerIndex: The frame's temporal layer (TID, 0…3) in a layered stream, or `nil` (no TID, Y or
+    ///     TL0PICIDX written).
+    ///   - isLayerSync: The Y bit: the frame depends only on base-layer frames.
     ///   - emit: Receives each packet; its buffer is valid only during the call. An error stops packetization
     ///     (the remaining packets' sequence numbers are not used).
     public func packetize<E: Error>(
         _ frame: UnsafeRawBufferPointer, rtpTimestamp: UInt32, isKeyFrame: Bool, isDroppable: Bool,
-        rotation: VideoRotation, emit: (inout OutgoingRTPPacket) throws(E) -> Void
+        rotation: VideoRotation, temporalLayerIndex: UInt8? = nil, isLayerSync: Bool = false,
+        emit: (inout OutgoingRTPPacket) throws(E) -> Void
     ) throws(E) {
         guard frame.count > 0 else { return }
         let pictureID = nextPictureID
         nextPictureID = (nextPictureID &+ 1) & 0x7FFF
         lastRTPTimestamp = rtpTimestamp
+        let temporalIndex = temporalLayerIndex.map { min($0, 3) }
+        if temporalIndex == 0 { tl0PictureIndex &+= 1 }
+        let tl0: UInt8? = temporalIndex == nil ? nil : tl0PictureIndex
+        let temporalBytes = temporalIndex == nil ? 0 : 2
         statistics.frames += 1
         let extensionID = configuration.videoOrientationExtensionID
         let everyPacketBlock = Self.extensionBlockSize(elements: everyPacketElements)
         let lastBlock = Self.extensionBlockSize(elements: everyPacketElements + (extensionID == nil ? 0 : 2))
         let lastReduction = lastBlock - everyPacketBlock
-        let maxPayload = configuration.maxPacketSize - Self.baseOverhead - everyPacketBlock
+        let maxPayload = configuration.maxPacketSize - Self.baseOverhead - temporalBytes - everyPacketBlock
         var split = BalancedSplit(
             payloadLength: frame.count, maxPayload: maxPayload, lastPacketReduction: lastReduction)
         var offset = 0
@@ -105,7 +118,8 @@ public final class VP8Packetizer {
                 marker: isLast, timestamp: rtpTimestamp, orientationID: orientationID, rotation: rotation)
             let descriptor = VP8PayloadDescriptor(
                 isNonReference: isDroppable, isStartOfPartition: isFirst, partitionID: 0, pictureID: pictureID,
-                pictureIDIsLong: true)
+                pictureIDIsLong: true, tl0PictureIndex: tl0, temporalLayerIndex: temporalIndex,
+                isLayerSync: temporalIndex != nil && isLayerSync)
             length += descriptor.write(to: UnsafeMutableRawBufferPointer(rebasing: buffer[length...]))
             let overhead = length
             UnsafeMutableRawBufferPointer(rebasing: buffer[length..<length + size])
