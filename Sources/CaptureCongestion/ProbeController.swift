@@ -137,9 +137,9 @@ struct ProbeController {
     /// keeps the target (`delayLimited`) under the maximum: one cluster at 1.5× the estimate, without further
     /// probing. Its result is applied as any probe's, and then judged: when no overuse begins within ``confirmWindow``
     /// (3 s of sending at the new rate, which no token bucket's burst absorbs) and the estimate stayed 1.3× above its
-    /// value before the probe, the step is confirmed and the next one may follow at once; when one does, the probe read a burst allowance rather than the path (a token-bucket
-    /// shaper passes a 15 ms cluster untouched), AIMD's decrease undoes the step and the next stale probe waits twice
-    /// as long (up to 8×). So a widened path is found in a few confirmed steps instead of the additive climb
+    /// value before the probe, the step is confirmed and the next one may follow at once; when one does, the probe
+    /// read a burst allowance rather than the path (a token-bucket shaper passes a 15 ms cluster untouched), AIMD's
+    /// decrease undoes the step and the next stale probe waits twice as long (up to 8×). So a widened path is found in a few confirmed steps instead of the additive climb
     /// (≈ 50 kbit/s a second) that precedes AIMD's multiplicative phase, and a shaped one costs one 1.5× step.
     /// Returns whether a cluster was asked for.
     @discardableResult

@@ -5,8 +5,8 @@ public import CaptureCore
 /// Each frame gets one RTP timestamp and the next 15-bit picture ID; its first packet has the S bit, every packet
 /// PartID 0, the N bit when the frame is droppable and, in a temporally layered stream, TID, Y and TL0PICIDX; the last
 /// one the marker bit and, when configured, the CVO video-orientation extension (3GPP TS 26.114; WebRTC also sends it
-/// on the last packet). When configured, every
-/// packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE receivers route by. Payload sizes are balanced the
+/// on the last packet). When configured, every packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE
+/// receivers route by. Payload sizes are balanced the
 /// way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extensions included)
 /// differ by at most one byte. When configured, every packet also carries the transport-wide sequence number element
 /// (``TransportSequenceNumberExtension``, after the mid), written 0 here: its sender numbers it as the packet leaves.
@@ -30,9 +30,6 @@ public final class VP8Packetizer {
 
     /// The reused packet buffer.
     private let buffer: UnsafeMutableRawBufferPointer
-    /// The fixed header plus the 15-bit-picture-ID descriptor: 12 + 4 bytes (2 more with temporal layers: TL0PICIDX,
-    /// and TID with Y).
-    private static let baseOverhead = RTPHeader.fixedSize + 4
     /// The mid extension's bytes (empty when not sent).
     private let midBytes: [UInt8]
     /// The one-byte-header elements every packet carries (the mid and transport-wide sequence number elements), in
@@ -99,14 +96,19 @@ public final class VP8Packetizer {
         lastRTPTimestamp = rtpTimestamp
         let temporalIndex = temporalLayerIndex.map { min($0, 3) }
         if temporalIndex == 0 { tl0PictureIndex &+= 1 }
-        let tl0: UInt8? = temporalIndex == nil ? nil : tl0PictureIndex
-        let temporalBytes = temporalIndex == nil ? 0 : 2
+        // The frame's descriptor (the S bit set per packet): a 15-bit picture ID, and TL0PICIDX, TID and Y in a
+        // layered stream.
+        var descriptor = VP8PayloadDescriptor(
+            isNonReference: isDroppable, isStartOfPartition: true, partitionID: 0, pictureID: pictureID,
+            pictureIDIsLong: true, tl0PictureIndex: temporalIndex == nil ? nil : tl0PictureIndex,
+            temporalLayerIndex: temporalIndex, isLayerSync: temporalIndex != nil && isLayerSync)
         statistics.frames += 1
         let extensionID = configuration.videoOrientationExtensionID
         let everyPacketBlock = Self.extensionBlockSize(elements: everyPacketElements)
         let lastBlock = Self.extensionBlockSize(elements: everyPacketElements + (extensionID == nil ? 0 : 2))
         let lastReduction = lastBlock - everyPacketBlock
-        let maxPayload = configuration.maxPacketSize - Self.baseOverhead - temporalBytes - everyPacketBlock
+        let maxPayload =
+            configuration.maxPacketSize - RTPHeader.fixedSize - descriptor.encodedSize - everyPacketBlock
         var split = BalancedSplit(
             payloadLength: frame.count, maxPayload: maxPayload, lastPacketReduction: lastReduction)
         var offset = 0
@@ -116,10 +118,7 @@ public final class VP8Packetizer {
             let orientationID = isLast ? extensionID : nil
             var length = writeHeader(
                 marker: isLast, timestamp: rtpTimestamp, orientationID: orientationID, rotation: rotation)
-            let descriptor = VP8PayloadDescriptor(
-                isNonReference: isDroppable, isStartOfPartition: isFirst, partitionID: 0, pictureID: pictureID,
-                pictureIDIsLong: true, tl0PictureIndex: tl0, temporalLayerIndex: temporalIndex,
-                isLayerSync: temporalIndex != nil && isLayerSync)
+            descriptor.isStartOfPartition = isFirst
             length += descriptor.write(to: UnsafeMutableRawBufferPointer(rebasing: buffer[length...]))
             let overhead = length
             UnsafeMutableRawBufferPointer(rebasing: buffer[length..<length + size])

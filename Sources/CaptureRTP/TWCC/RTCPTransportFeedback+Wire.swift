@@ -13,11 +13,11 @@ extension RTCPTransportFeedback {
     /// The bytes a status's receive delta takes (0, 1 or 2).
     static func deltaSize(symbol: UInt8) -> Int { Int(symbol) }
 
-    /// Parses the body after the 4-byte RTCP header (FMT 15 of PT 205); `reader` ends at the packet's end, RTCP
-    /// padding already removed. `offset` is the packet's offset in its datagram, for errors.
     /// The most statuses reserved ahead of parsing.
     static let statusesReserved = 256
 
+    /// Parses the body after the 4-byte RTCP header (FMT 15 of PT 205); `reader` ends at the packet's end, RTCP
+    /// padding already removed. `offset` is the packet's offset in its datagram, for errors.
     static func parse(_ reader: inout RTCPReader, offset: Int) throws(RTCPParseError) -> RTCPTransportFeedback {
         let type = RTCPPacketType.transportFeedback
         guard reader.remaining >= 16 else {
