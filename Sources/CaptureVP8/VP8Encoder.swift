@@ -189,10 +189,17 @@ public final class VP8Encoder {
     private func setLayerTargets(totalKbps: Int) {
         let pattern = configuration.temporalPattern
         guard pattern.layers > 1 else { return }
-        let targets = pattern.cumulativeTargetsKbps(totalKbps: totalKbps)
-        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_target_bitrate) { tuple in
-            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_LAYERS)) { values in
-                for (index, kbps) in targets.enumerated() { values[index] = UInt32(kbps) }
+        Self.store(pattern.cumulativeTargetsKbps(totalKbps: totalKbps), in: &encoderConfig.pointee.ts_target_bitrate)
+    }
+
+    /// Writes `values` into the first slots of one of libvpx's fixed `unsigned int` arrays (a tuple in Swift); the
+    /// values never outnumber the slots (at most 4 against `VPX_TS_MAX_PERIODICITY` 16, 3 against
+    /// `VPX_TS_MAX_LAYERS` 5), and `count` bounds them anyway.
+    private static func store<Tuple>(_ values: [Int], in tuple: inout Tuple) {
+        let count = MemoryLayout<Tuple>.size / MemoryLayout<UInt32>.stride
+        withUnsafeMutablePointer(to: &tuple) { pointer in
+            pointer.withMemoryRebound(to: UInt32.self, capacity: count) { slots in
+                for (index, value) in values.prefix(count).enumerated() { slots[index] = UInt32(clamping: value) }
             }
         }
     }
@@ -202,18 +209,9 @@ public final class VP8Encoder {
         let pattern = configuration.temporalPattern
         guard pattern.layers > 1 else { return }
         encoderConfig.pointee.ts_number_layers = UInt32(pattern.layers)
-        let ids = pattern.layerIDs
-        encoderConfig.pointee.ts_periodicity = UInt32(ids.count)
-        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_layer_id) { tuple in
-            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_PERIODICITY)) { values in
-                for (index, id) in ids.enumerated() { values[index] = UInt32(id) }
-            }
-        }
-        withUnsafeMutablePointer(to: &encoderConfig.pointee.ts_rate_decimator) { tuple in
-            tuple.withMemoryRebound(to: UInt32.self, capacity: Int(VPX_TS_MAX_LAYERS)) { values in
-                for (index, decimator) in pattern.rateDecimators.enumerated() { values[index] = UInt32(decimator) }
-            }
-        }
+        encoderConfig.pointee.ts_periodicity = UInt32(pattern.layerIDs.count)
+        Self.store(pattern.layerIDs, in: &encoderConfig.pointee.ts_layer_id)
+        Self.store(pattern.rateDecimators, in: &encoderConfig.pointee.ts_rate_decimator)
         setLayerTargets(totalKbps: configuration.targetBitrateKbps)
         // Key frames come from the encoder's own count, so that each is on layer 0.
         encoderConfig.pointee.kf_mode = VPX_KF_DISABLED

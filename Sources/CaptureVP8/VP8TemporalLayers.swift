@@ -66,33 +66,20 @@ public struct VP8TemporalPattern: Sendable, Hashable {
         self.layers = min(3, max(1, layers))
     }
 
+    /// The tables, by number of layers (index 0: one layer). Stored once: the encoder reads them every frame.
+    private static let layerIDTable: [[Int]] = [[0], [0, 1], [0, 2, 1, 2]]
+    private static let rateDecimatorTable: [[Int]] = [[1], [2, 1], [4, 2, 1]]
+    private static let rateFractionTable: [[Double]] = [[1], [0.6, 1], [0.4, 0.6, 1]]
+
     /// The layer of each frame of the pattern, in order (libvpx's `ts_layer_id`).
-    public var layerIDs: [Int] {
-        switch layers {
-        case 1: [0]
-        case 2: [0, 1]
-        default: [0, 2, 1, 2]
-        }
-    }
+    public var layerIDs: [Int] { Self.layerIDTable[layers - 1] }
 
     /// How many times the frame rate of each layer divides the full rate (libvpx's `ts_rate_decimator`).
-    public var rateDecimators: [Int] {
-        switch layers {
-        case 1: [1]
-        case 2: [2, 1]
-        default: [4, 2, 1]
-        }
-    }
+    public var rateDecimators: [Int] { Self.rateDecimatorTable[layers - 1] }
 
     /// The share of the bit rate of each layer and those below it (libwebrtc's split; libvpx's `ts_target_bitrate`
     /// takes these cumulative figures).
-    public var cumulativeRateFractions: [Double] {
-        switch layers {
-        case 1: [1]
-        case 2: [0.6, 1]
-        default: [0.4, 0.6, 1]
-        }
-    }
+    public var cumulativeRateFractions: [Double] { Self.rateFractionTable[layers - 1] }
 
     /// The cumulative target of each layer, in kbit/s, for a stream of `totalKbps` (each at least 1).
     public func cumulativeTargetsKbps(totalKbps: Int) -> [Int] {
