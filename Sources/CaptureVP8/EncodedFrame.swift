@@ -21,12 +21,17 @@ public struct EncodedFrame: Sendable, Hashable, Codable {
     public var isDroppable: Bool
     /// The frame's temporal layer, when the stream has more than one (``VP8EncoderConfiguration/temporalLayers``).
     public var temporalLayer: VP8TemporalLayerInfo?
+    /// Which simulcast encoding the frame belongs to: 0 is the lowest resolution (libwebrtc's `simulcastIdx`); 0 when
+    /// the stream is not simulcast.
+    public var simulcastIndex: Int
 
     /// Creates an encoded frame.
     public init(
         bytes: [UInt8], isKeyFrame: Bool, rtpTimestamp: UInt32, captureTimeNs: UInt64, rotation: VideoRotation,
-        dimensions: Dimensions, qp: Int, isDroppable: Bool = false, temporalLayer: VP8TemporalLayerInfo? = nil
+        dimensions: Dimensions, qp: Int, isDroppable: Bool = false, temporalLayer: VP8TemporalLayerInfo? = nil,
+        simulcastIndex: Int = 0
     ) {
+        self.simulcastIndex = simulcastIndex
         self.bytes = bytes
         self.isKeyFrame = isKeyFrame
         self.rtpTimestamp = rtpTimestamp
