@@ -280,6 +280,16 @@ package final class RTPSendSession {
         output: (UnsafeRawBufferPointer) -> Bool, pacesRetransmissions: Bool = false,
         retransmit paced: (UnsafeRawBufferPointer) -> Bool = { _ in false }
     ) {
+        guard let packets = unprotectAndParseRTCP(buffer, length: length) else { return }
+        handleRTCP(
+            packets, nowNs: nowNs, currentTargetKbps: currentTargetKbps, output: output,
+            pacesRetransmissions: pacesRetransmissions, retransmit: paced)
+    }
+
+    /// Unprotects one RTCP datagram from the peer in place (SRTCP when SRTP is on) and parses it; `nil` (counted) when
+    /// it is unauthentic or malformed. For an owner with several streams on one transport (simulcast): one stream
+    /// unprotects, then every stream takes the packets with ``handleRTCP(_:nowNs:currentTargetKbps:output:pacesRetransmissions:retransmit:sharedFeedback:)``.
+    package func unprotectAndParseRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> [RTCPPacket]? {
         var length = min(length, buffer.count)
         if let srtcpIn {
             do throws(SRTPError) {
@@ -287,30 +297,44 @@ package final class RTPSendSession {
             } catch {
                 counters.srtcpFailures += 1
                 metrics.received(.malformed)
-                return
+                return nil
             }
         }
-        let packets: [RTCPPacket]
         do throws(RTCPParseError) {
-            packets = try RTCPCompoundPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+            return try RTCPCompoundPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
         } catch {
             counters.rtcpMalformed += 1
             metrics.received(.malformed)
             logger.debug("malformed RTCP ignored", metadata: ["error": "\(error)"])
-            return
+            return nil
         }
+    }
+
+    /// Acts on the peer's parsed RTCP as ``receiveRTCP(_:length:nowNs:currentTargetKbps:output:pacesRetransmissions:retransmit:)``
+    /// does: what names this stream's SSRC (report blocks, PLI, FIR, NACK, TMMBR) is taken by it; what concerns the
+    /// whole transport (transport-wide feedback, REMB) only by the stream given `sharedFeedback`.
+    ///
+    /// - Parameter sharedFeedback: the SSRCs of every stream on the transport, for the one stream that acts for all
+    ///   of them: it takes the transport-wide feedback, and a REMB that names no SSRC, its own or any of these (the
+    ///   default, empty: a single stream's own). `nil` for the other streams, which ignore both, so that one message
+    ///   is acted on once.
+    package func handleRTCP(
+        _ packets: [RTCPPacket], nowNs: UInt64, currentTargetKbps: Int?, output: (UnsafeRawBufferPointer) -> Bool,
+        pacesRetransmissions: Bool = false, retransmit paced: (UnsafeRawBufferPointer) -> Bool = { _ in false },
+        sharedFeedback: Set<UInt32>? = []
+    ) {
         let arrival = clock.ntp(atMonotonicNanoseconds: nowNs)
         for packet in packets {
             handle(
                 packet, arrival: arrival, nowNs: nowNs, currentTargetKbps: currentTargetKbps, output: output,
-                pacesRetransmissions: pacesRetransmissions, paced: paced)
+                pacesRetransmissions: pacesRetransmissions, paced: paced, sharedFeedback: sharedFeedback)
         }
     }
 
     private func handle(
         _ packet: RTCPPacket, arrival: NTPTimestamp, nowNs: UInt64, currentTargetKbps: Int?,
         output: (UnsafeRawBufferPointer) -> Bool, pacesRetransmissions: Bool,
-        paced: (UnsafeRawBufferPointer) -> Bool
+        paced: (UnsafeRawBufferPointer) -> Bool, sharedFeedback: Set<UInt32>?
     ) {
         switch packet {
         case .receiverReport(let report):
@@ -328,7 +352,7 @@ package final class RTPSendSession {
             counters.firsReceived += 1
             metrics.received(.fir)
             if isNew, admitKeyFrameRequest(arrivalNs: nowNs) { feedback.append(.keyFrameRequest(.fullIntraRequest)) }
-        case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc):
+        case .receiverEstimatedMaximumBitrate(let remb) where concernsUs(remb, sharedFeedback: sharedFeedback):
             let kbps = Int(clamping: remb.bitrate / 1_000)
             counters.rembsReceived += 1
             counters.lastRequestedBitrateKbps = kbps
@@ -347,11 +371,18 @@ package final class RTPSendSession {
                 entries, nowNs: nowNs, output: output, pacesRetransmissions: pacesRetransmissions, paced: paced)
         case .transportFeedback(let message):
             // The whole transport's feedback, whatever media SSRC it names.
-            guard let transportWide else { return }
+            guard let transportWide, sharedFeedback != nil else { return }
             feedback.append(.transportFeedback(transportWide.process(message, nowNs: nowNs)))
         default:
             break
         }
+    }
+
+    /// Whether the stream acts on `remb`: only the stream that takes the shared feedback, when the REMB names no SSRC,
+    /// its own or one of the transport's.
+    private func concernsUs(_ remb: RTCPREMB, sharedFeedback: Set<UInt32>?) -> Bool {
+        guard let shared = sharedFeedback else { return false }
+        return remb.ssrcs.isEmpty || remb.ssrcs.contains(ssrc) || remb.ssrcs.contains { shared.contains($0) }
     }
 
     /// WebRTC's rule (`EncoderRtcpFeedback`): a key-frame request within 300 ms of the last one forwarded is

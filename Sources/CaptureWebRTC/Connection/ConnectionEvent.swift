@@ -20,8 +20,9 @@ public enum ConnectionEvent: Sendable, Hashable {
     case failed(WebRTCTransportError)
     /// The connection was closed by its owner.
     case closed
-    /// The peer asked for a key frame (PLI or FIR, at most one per 300 ms is passed on).
-    case keyFrameRequested(KeyFrameRequestReason)
+    /// The peer asked for a key frame (PLI or FIR, at most one per 300 ms per stream is passed on) of the stream of
+    /// simulcast layer `simulcastIndex` (0 without simulcast; see ``ConnectionMedia/simulcastLayers``).
+    case keyFrameRequested(KeyFrameRequestReason, simulcastIndex: Int)
     /// The rate the encoder should run at changed (REMB, TMMBR, or the loss-based estimate under them).
     case targetBitrateChanged(kbps: Int, reason: BitrateChangeReason)
     /// The encoder should drop frames (`true`) until told otherwise (`false`): the pacer's queue holds more than 2 s

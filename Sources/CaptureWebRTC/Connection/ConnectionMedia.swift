@@ -6,8 +6,17 @@ public import CaptureCall
 /// ``sender``'s `remote`, `rtcpMux`, `srtp` and `remoteSRTP` are not used: the connection sends on ICE's path, with
 /// the keys DTLS agreed.
 public struct ConnectionMedia: Sendable {
-    /// Packetization, RTCP, retransmission and metrics settings.
+    /// Packetization, RTCP, retransmission and metrics settings: of the stream, or of simulcast layer 0 (the lowest
+    /// resolution).
     public var sender: VideoSenderConfiguration
+    /// The simulcast layers above ``sender``, lowest first (each its own SSRC, RTX SSRC and `rid`; RFC 8853): a frame
+    /// whose `EncodedFrame/simulcastIndex` is *i* > 0 goes to `simulcastLayers[i - 1]`. Empty without simulcast.
+    ///
+    /// Every layer shares the transport: one transport-wide sequence, one pacer, one congestion controller whose
+    /// target covers all of them (the encoder's allocator divides it). The first layer's stream takes the feedback
+    /// that concerns the whole transport (transport-wide feedback, REMB) and protects our own RTCP feedback; each
+    /// stream takes the receiver reports, NACKs, PLIs and FIRs that name its SSRC.
+    public var simulcastLayers: [VideoSenderConfiguration] = []
     /// The lowest rate the connection asks of the encoder, in kbit/s.
     public var minBitrateKbps: Int
     /// The highest rate the connection asks of the encoder, in kbit/s.
@@ -19,6 +28,9 @@ public struct ConnectionMedia: Sendable {
     /// Whether the send-side estimate probes itself when it has gone untested (CaptureCongestion's
     /// `probesStaleEstimate`; off by default).
     public var probesStaleEstimate = false
+
+    /// Every stream's configuration, layer 0 first.
+    var streams: [VideoSenderConfiguration] { [sender] + simulcastLayers }
 
     /// Creates a description.
     public init(

@@ -19,6 +19,8 @@ final class PacedPacketStore {
     private var storage: UnsafeMutableRawBufferPointer
     private var lengths: [Int]
     private var kinds: [PacedPacketKind]
+    /// Which of the connection's streams (simulcast layer) each slot's packet belongs to.
+    private var streams: [Int]
     private var free: [Int]
     /// A slot outside the slab where padding packets are built and protected.
     let scratch: UnsafeMutableRawBufferPointer
@@ -30,6 +32,7 @@ final class PacedPacketStore {
         storage = .allocate(byteCount: slots * self.slotSize, alignment: 16)
         lengths = Array(repeating: 0, count: slots)
         kinds = Array(repeating: .media, count: slots)
+        streams = Array(repeating: 0, count: slots)
         free = Array((0..<slots).reversed())
         free.reserveCapacity(Self.maximumSlots)
         scratch = .allocate(byteCount: self.slotSize, alignment: 16)
@@ -43,23 +46,26 @@ final class PacedPacketStore {
     /// Packets held.
     var count: Int { lengths.count - free.count }
 
-    /// Stores a copy of `packet` as `kind`; returns its handle, or `nil` when it does not fit a slot or the store is
-    /// at its most.
-    func store(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind) -> Int? {
+    /// Stores a copy of `packet` as `kind` of stream `stream`; returns its handle, or `nil` when it does not fit a slot
+    /// or the store is at its most.
+    func store(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind, stream: Int = 0) -> Int? {
         guard !packet.isEmpty, packet.count <= slotSize else { return nil }
         if free.isEmpty, !grow() { return nil }
         guard let handle = free.popLast() else { return nil }
         slot(handle).copyMemory(from: packet)
         lengths[handle] = packet.count
         kinds[handle] = kind
+        streams[handle] = stream
         return handle
     }
 
-    /// The packet under `handle`: its slot (room for the trailer after it), length and kind; `nil` for a handle not
-    /// in use.
-    func packet(_ handle: Int) -> (buffer: UnsafeMutableRawBufferPointer, length: Int, kind: PacedPacketKind)? {
+    /// The packet under `handle`: its slot (room for the trailer after it), length, kind and stream; `nil` for a
+    /// handle not in use.
+    func packet(
+        _ handle: Int
+    ) -> (buffer: UnsafeMutableRawBufferPointer, length: Int, kind: PacedPacketKind, stream: Int)? {
         guard lengths.indices.contains(handle), lengths[handle] > 0 else { return nil }
-        return (slot(handle), lengths[handle], kinds[handle])
+        return (slot(handle), lengths[handle], kinds[handle], streams[handle])
     }
 
     /// Gives `handle`'s slot back.
@@ -90,6 +96,7 @@ final class PacedPacketStore {
         storage = bigger
         lengths += Array(repeating: 0, count: grown - slots)
         kinds += Array(repeating: .media, count: grown - slots)
+        streams += Array(repeating: 0, count: grown - slots)
         free.append(contentsOf: (slots..<grown).reversed())
         return true
     }

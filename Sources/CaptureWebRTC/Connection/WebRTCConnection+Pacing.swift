@@ -46,8 +46,8 @@ struct Pacing {
 extension WebRTCConnection {
     // MARK: Pacing
 
-    /// Sets up the pacer for `media` (once connected).
-    func startPacing(for media: RTPSendSession, nowNs: UInt64) {
+    /// Sets up the pacer for `media` (once connected), its retransmission budget full at `startKbps`.
+    func startPacing(for media: RTPSendSession, startKbps: Int, nowNs: UInt64) {
         let packetizer = media.configuration.packetizer
         // An RTX copy is the original plus its original sequence number; then the SRTP trailer.
         let slot = packetizer.maxPacketSize + RTXPacket.overhead + max(packetizer.trailerCapacity, 64)
@@ -60,11 +60,16 @@ extension WebRTCConnection {
                 at: clock.instant(atNanoseconds: nowNs)),
             store: PacedPacketStore(slotSize: slot),
             metrics: CongestionMetrics(deviceID: media.configuration.metricsDeviceID),
-            retransmissions: RetransmissionRateLimiter(maximumBitrate: 0, at: clock.instant(atNanoseconds: nowNs)))
+            // Full from the start: a bucket that started empty refused the first NACKs after a quiet spell (it only
+            // fills while the rate is known, and the rate is set as a NACK arrives).
+            retransmissions: RetransmissionRateLimiter(
+                maximumBitrate: startKbps.multipliedReportingOverflow(by: 1_000).partialValue,
+                at: clock.instant(atNanoseconds: nowNs)))
     }
 
-    /// Queues one unprotected packet for the pacer; `false` when the store is full.
-    func enqueuePaced(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind, nowNs: UInt64) -> Bool {
+    /// Queues one unprotected packet of stream `stream` (simulcast layer) for the pacer; `false` when the store is
+    /// full.
+    func enqueuePaced(_ packet: UnsafeRawBufferPointer, kind: PacedPacketKind, stream: Int, nowNs: UInt64) -> Bool {
         if kind == .retransmission, case .connected(let established) = phase {
             // Over the target rate's worth a second, a NACK is not answered (counted; the receiver asks again, or
             // for a key frame).
@@ -73,7 +78,9 @@ extension WebRTCConnection {
                 established.targetKbps.multipliedReportingOverflow(by: 1_000).partialValue, at: now)
             if pacing?.retransmissions.tryUse(packet.count, at: now) == false { return true }
         }
-        guard let store = pacing?.store, let handle = store.store(packet, kind: kind) else { return false }
+        guard let store = pacing?.store, let handle = store.store(packet, kind: kind, stream: stream) else {
+            return false
+        }
         pacing?.controller.enqueue(
             handle: handle, size: packet.count, priority: kind == .retransmission ? .retransmission : .media,
             at: clock.instant(atNanoseconds: nowNs))
@@ -83,16 +90,17 @@ extension WebRTCConnection {
     /// Sends what the pacer lets go at `nowNs`.
     func drainPacer(nowNs: UInt64) {
         guard pacing != nil, case .connected(let established) = phase, let media = established.media else { return }
+        let streams = established.streams
         let now = clock.instant(atNanoseconds: nowNs)
         pacing?.controller.setPacingRate(pacingRate(targetKbps: established.targetKbps), at: now)
         let route = mediaPath
         while let output = pacing?.controller.poll(at: now), let store = pacing?.store {
             switch output {
             case .packet(let handle, let cluster):
-                if let (buffer, length, kind) = store.packet(handle) {
-                    media.transmit(buffer, length: length, kind: kind, probeClusterID: cluster, nowNs: nowNs) {
-                        sendMedia($0, route: route)
-                    }
+                if let (buffer, length, kind, stream) = store.packet(handle), streams.indices.contains(stream) {
+                    streams[stream].transmit(
+                        buffer, length: length, kind: kind, probeClusterID: cluster, nowNs: nowNs
+                    ) { sendMedia($0, route: route) }
                 }
                 store.release(handle)
             case .padding(let size, let cluster):

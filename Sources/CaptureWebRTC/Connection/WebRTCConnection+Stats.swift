@@ -44,23 +44,15 @@ extension WebRTCConnection {
             report.localCandidate = RTCIceCandidateStats(pair.local, local: true)
             report.remoteCandidate = RTCIceCandidateStats(pair.remote, local: false)
         }
-        if let stream = sentStream {
+        let streams = sentStreams
+        if let stream = streams.first {
             let sent = stream.statistics
-            var outbound = RTCOutboundRTPStreamStats(ssrc: stream.ssrc, rtxSsrc: stream.rtxSSRC)
-            outbound.packetsSent = sent.packets + sent.retransmissions
-            outbound.bytesSent = sent.bytes - sent.overheadBytes + sent.retransmittedBytes
-            outbound.headerBytesSent = sent.overheadBytes
-            outbound.retransmittedPacketsSent = sent.retransmissions
-            outbound.retransmittedBytesSent = sent.retransmittedBytes
-            outbound.framesSent = sent.frames
-            outbound.keyFramesEncoded = sent.keyFramesSent
-            outbound.nackCount = sent.nacksReceived
-            outbound.pliCount = sent.plisReceived
-            outbound.firCount = sent.firsReceived
+            var outbound = Self.outbound(stream, layers: streams.count)
             if case .connected(let established) = phase {
                 outbound.targetBitrate = Double(established.targetKbps) * 1_000
             }
             report.outboundRTP = outbound
+            report.simulcastLayers = streams.dropFirst().map { Self.outbound($0, layers: streams.count) }
             if sent.receiverReports > 0 {
                 report.remoteInboundRTP = RTCRemoteInboundRTPStreamStats(
                     ssrc: stream.ssrc, localId: outbound.id, packetsLost: sent.remotePacketsLost,
@@ -72,29 +64,56 @@ extension WebRTCConnection {
         return report
     }
 
-    /// The stream we send: its SSRCs and figures.
+    /// One stream's `outbound-rtp` (with its `rid` and index when it is one of `layers` simulcast layers).
+    private static func outbound(_ stream: SentStream, layers: Int) -> RTCOutboundRTPStreamStats {
+        let sent = stream.statistics
+        var outbound = RTCOutboundRTPStreamStats(ssrc: stream.ssrc, rtxSsrc: stream.rtxSSRC)
+        outbound.packetsSent = sent.packets + sent.retransmissions
+        outbound.bytesSent = sent.bytes - sent.overheadBytes + sent.retransmittedBytes
+        outbound.headerBytesSent = sent.overheadBytes
+        outbound.retransmittedPacketsSent = sent.retransmissions
+        outbound.retransmittedBytesSent = sent.retransmittedBytes
+        outbound.framesSent = sent.frames
+        outbound.keyFramesEncoded = sent.keyFramesSent
+        outbound.nackCount = sent.nacksReceived
+        outbound.pliCount = sent.plisReceived
+        outbound.firCount = sent.firsReceived
+        if layers > 1 {
+            outbound.encodingIndex = stream.index
+            outbound.rid = stream.rid
+        }
+        return outbound
+    }
+
+    /// A stream we send: its SSRCs and figures.
     struct SentStream {
+        var index: Int
         var ssrc: UInt32
         var rtxSSRC: UInt32?
+        var rid: String?
         var statistics: VideoSenderStatistics
 
-        init(_ media: RTPSendSession) {
+        init(_ media: RTPSendSession, index: Int) {
+            self.index = index
             ssrc = media.ssrc
             rtxSSRC = media.configuration.retransmission?.rtxSSRC
+            rid = nil
             statistics = media.statistics
         }
     }
 
-    /// The stream we send, live, or as it was when the connection closed or failed.
-    var sentStream: SentStream? {
-        if case .connected(let established) = phase, let media = established.media { return SentStream(media) }
-        return finalStream
+    /// The streams we send (simulcast layer 0 first), live, or as they were when the connection closed or failed.
+    var sentStreams: [SentStream] {
+        if case .connected(let established) = phase, !established.streams.isEmpty {
+            return established.streams.enumerated().map { SentStream($1, index: $0) }
+        }
+        return finalStreams
     }
 
-    /// Keeps the stream's last figures and SSRCs as the connection leaves the connected phase (closed or failed).
+    /// Keeps the streams' last figures and SSRCs as the connection leaves the connected phase (closed or failed).
     func keepFinalMediaFigures() {
-        guard case .connected(let established) = phase, let media = established.media else { return }
-        finalStream = SentStream(media)
+        guard case .connected(let established) = phase, !established.streams.isEmpty else { return }
+        finalStreams = established.streams.enumerated().map { SentStream($1, index: $0) }
     }
 
     /// DTLS's state in W3C's terms.

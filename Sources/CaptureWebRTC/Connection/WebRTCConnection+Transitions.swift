@@ -30,30 +30,12 @@ extension WebRTCConnection {
             }
         case .rtcp:
             counters.rtcpReceived += 1
-            guard case .connected(var established) = phase, let media = established.media else { return }
-            // An RTCP datagram changes nothing in ICE: the path worked out after the last input holds.
-            let route = mediaPath
-            media.receiveRTCP(
-                datagram, length: datagram.count, nowNs: nowNs, currentTargetKbps: established.targetKbps,
-                output: { sendMedia($0, route: route) }, pacesRetransmissions: pacing != nil,
-                retransmit: { enqueuePaced($0, kind: .retransmission, nowNs: nowNs) })
-            while let feedback = media.pollFeedback() {
-                switch feedback {
-                case .keyFrameRequest(let reason): events.append(.keyFrameRequested(reason))
-                case .targetBitrate(let kbps, _) where congestion != nil:
-                    // A receiver's ceiling (the session keeps no loss estimate of its own under a controller).
-                    estimate(ceilingKbps: kbps, nowNs: nowNs)
-                case .targetBitrate(let kbps, let reason):
-                    let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
-                    guard clamped != established.targetKbps else { continue }
-                    established.targetKbps = clamped
-                    phase = .connected(established)
-                    events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
-                case .transportFeedback(let report): onTransportFeedback(report, at: nowNs)
-                case .roundTripTime(let rtt): estimate(roundTripTime: rtt, nowNs: nowNs)
-                }
-                // The estimate may have moved the target: the next feedback reads it from the phase.
-                if case .connected(let updated) = phase { established = updated }
+            guard case .connected(let established) = phase, let media = established.media,
+                let packets = media.unprotectAndParseRTCP(datagram, length: datagram.count)
+            else { return }
+            countUnknownSSRCs(in: packets, ours: established.ssrcs)
+            for (index, stream) in established.streams.enumerated() {
+                handleRTCP(packets, on: stream, index: index, nowNs: nowNs)
             }
             // Retransmissions the NACKs asked for, and probes the feedback started, leave now if the pacer lets them.
             drainPacer(nowNs: nowNs)
@@ -88,6 +70,54 @@ extension WebRTCConnection {
                         transportSequenceNumber: transportNumber)))
         case .unknown:
             counters.unknownReceived += 1
+        }
+    }
+
+    /// Hands the peer's RTCP to one of our streams (simulcast layer `index`) and acts on what it asks: key frames of
+    /// that layer, and, from the first stream (which takes the transport's shared feedback), rate changes,
+    /// transport-wide feedback and round-trip times.
+    private func handleRTCP(_ packets: [RTCPPacket], on stream: RTPSendSession, index: Int, nowNs: UInt64) {
+        guard case .connected(var established) = phase else { return }
+        // An RTCP datagram changes nothing in ICE: the path worked out after the last input holds.
+        let route = mediaPath
+        stream.handleRTCP(
+            packets, nowNs: nowNs, currentTargetKbps: established.targetKbps,
+            output: { sendMedia($0, route: route) }, pacesRetransmissions: pacing != nil,
+            retransmit: { enqueuePaced($0, kind: .retransmission, stream: index, nowNs: nowNs) },
+            sharedFeedback: index == 0 ? established.ssrcs : nil)
+        while let feedback = stream.pollFeedback() {
+            switch feedback {
+            case .keyFrameRequest(let reason): events.append(.keyFrameRequested(reason, simulcastIndex: index))
+            case .targetBitrate(let kbps, _) where congestion != nil:
+                // A receiver's ceiling (the session keeps no loss estimate of its own under a controller).
+                estimate(ceilingKbps: kbps, nowNs: nowNs)
+            case .targetBitrate(let kbps, let reason):
+                let clamped = min(max(kbps, established.range.lowerBound), established.range.upperBound)
+                guard clamped != established.targetKbps else { continue }
+                established.targetKbps = clamped
+                phase = .connected(established)
+                events.append(.targetBitrateChanged(kbps: clamped, reason: reason))
+            case .transportFeedback(let report): onTransportFeedback(report, at: nowNs)
+            case .roundTripTime(let rtt): estimate(roundTripTime: rtt, nowNs: nowNs)
+            }
+            // The estimate may have moved the target: the next feedback reads it from the phase.
+            if case .connected(let updated) = phase { established = updated }
+        }
+    }
+
+    /// Counts key-frame requests and NACKs for an SSRC none of our streams sends (a confused or hostile peer; 0 in a
+    /// PLI means "any", RFC 4585 leaves it to the sender).
+    private func countUnknownSSRCs(in packets: [RTCPPacket], ours: Set<UInt32>) {
+        for packet in packets {
+            switch packet {
+            case .pictureLossIndication(_, let mediaSSRC) where mediaSSRC != 0 && !ours.contains(mediaSSRC):
+                counters.feedbackForUnknownSSRC += 1
+            case .genericNACK(_, let mediaSSRC, _) where !ours.contains(mediaSSRC):
+                counters.feedbackForUnknownSSRC += 1
+            case .fullIntraRequest(_, let entries) where !entries.contains(where: { ours.contains($0.ssrc) }):
+                counters.feedbackForUnknownSSRC += 1
+            default: break
+            }
         }
     }
 
@@ -183,28 +213,36 @@ extension WebRTCConnection {
     /// DTLS is connected: the SRTP sessions and the stream's RTP session are made, and the owner told.
     private func establish(_ handshake: Handshake, keys: DTLSSRTPKeys, nowNs: UInt64) {
         let srtpIn: SRTPSession
-        var media: RTPSendSession?
+        var streams: [RTPSendSession] = []
         var feedbackSRTCP: SRTPSession?
         let feedbackSSRC = UInt32.random(in: 1...UInt32.max)
         do {
             srtpIn = try SRTPSession(role: .receiver, keyingMaterial: keys.remote, profile: keys.profile)
             if let configuration = handshake.media {
-                var sender = configuration.sender
-                // With transport-wide feedback the connection's congestion controller estimates from loss and delay;
-                // the session's receiver-report loss estimate would fight it.
-                if sender.packetizer.transportSequenceNumberExtensionID != nil,
-                    configuration.congestionControl == .transportWide
-                {
-                    sender.lossBasedRateControl = false
+                // The connection's one transport-wide counter, shared by every stream (each keeps it only if the id
+                // is valid).
+                let counter = configuration.sender.packetizer.transportSequenceNumberExtensionID.map {
+                    TransportWideSender(extensionID: $0)
                 }
-                sender.srtp = keys.local
-                sender.remoteSRTP = keys.remote
-                // The connection's one transport-wide counter (the session keeps it only if the id is valid).
-                media = try RTPSendSession(
-                    configuration: sender, nowNs: nowNs, clock: clock.ntpMapping, logger: logger,
-                    transportWide: sender.packetizer.transportSequenceNumberExtensionID.map {
-                        TransportWideSender(extensionID: $0)
-                    })
+                for var sender in configuration.streams {
+                    // With transport-wide feedback the connection's congestion controller estimates from loss and
+                    // delay; the session's receiver-report loss estimate would fight it. Only the first stream keeps
+                    // one otherwise: it takes the rate feedback for all.
+                    if sender.packetizer.transportSequenceNumberExtensionID != nil,
+                        configuration.congestionControl == .transportWide
+                    {
+                        sender.lossBasedRateControl = false
+                    }
+                    if !streams.isEmpty { sender.lossBasedRateControl = false }
+                    sender.packetizer.transportSequenceNumberExtensionID =
+                        configuration.sender.packetizer.transportSequenceNumberExtensionID
+                    sender.srtp = keys.local
+                    sender.remoteSRTP = keys.remote
+                    streams.append(
+                        try RTPSendSession(
+                            configuration: sender, nowNs: nowNs, clock: clock.ntpMapping, logger: logger,
+                            transportWide: counter))
+                }
             } else {
                 feedbackSRTCP = try SRTPSession(role: .sender, keyingMaterial: keys.local, profile: keys.profile)
             }
@@ -212,7 +250,7 @@ extension WebRTCConnection {
             fail(WebRTCTransportError(.dtlsFailed, "SRTP setup failed: \(error)"))
             return
         }
-        transportWide = media?.transportWide
+        transportWide = streams.first?.transportWide
         if receiveTransportWideID != nil {
             feedbackGenerator = TransportFeedbackGenerator(
                 configuration: TransportFeedbackGenerator.Configuration(senderSSRC: feedbackSSRC))
@@ -225,14 +263,17 @@ extension WebRTCConnection {
                 maximumKbps: configuration.maxBitrateKbps, probesStaleEstimate: configuration.probesStaleEstimate,
                 at: clock.instant(atNanoseconds: nowNs))
         }
-        if let media { startPacing(for: media, nowNs: nowNs) }
+        if let media = streams.first {
+            startPacing(for: media, startKbps: handshake.media?.startBitrateKbps ?? 0, nowNs: nowNs)
+        }
         phase = .connected(
             Established(
-                dtls: handshake.dtls, keys: keys, media: media, range: range,
+                dtls: handshake.dtls, keys: keys, streams: streams, ssrcs: Set(streams.map(\.ssrc)), range: range,
                 targetKbps: handshake.media?.startBitrateKbps ?? 0, srtpIn: srtpIn,
                 feedbackSSRC: feedbackSSRC, feedbackSRTCP: feedbackSRTCP))
         counters.dtlsConnectedAfter = .nanoseconds(Int64(clamping: nowNs &- startNs))
-        logger.info("DTLS connected", metadata: ["profile": "\(keys.profile)"])
+        logger.info(
+            "DTLS connected", metadata: ["profile": "\(keys.profile)", "streams": "\(streams.count)"])
         events.append(.connected(keys))
     }
 

@@ -53,6 +53,14 @@ public import Logging
 /// runs at ``nextTimeout``. See `Pacing` for the rates and when the encoder is told to drop frames
 /// (``ConnectionEvent/frameDroppingChanged(_:)``).
 ///
+/// ## Simulcast
+/// With ``ConnectionMedia/simulcastLayers``, each layer is its own RTP stream (SSRC, RTX SSRC, `rid`) on the one
+/// transport: ``send(frame:at:)`` routes a frame by its `EncodedFrame/simulcastIndex`; the peer's RTCP is unprotected
+/// and parsed once, then each stream takes what names its SSRC (receiver reports, NACKs answered on its own RTX
+/// stream, PLI and FIR as ``ConnectionEvent/keyFrameRequested(_:simulcastIndex:)`` of that layer only), and layer 0's
+/// stream takes what concerns the whole transport (transport-wide feedback, REMB) once. One pacer, one transport-wide
+/// sequence and one congestion controller serve every layer; its target is the sum the encoder's allocator divides.
+///
 /// ## Transport-wide congestion control
 /// When negotiated (``ConnectionMedia``'s packetizer has the extension id), every RTP packet we send, RTX included,
 /// carries the connection's next transport-wide sequence number, written before SRTP and recorded with its send
@@ -158,8 +166,10 @@ public final class WebRTCConnection {
     struct Established {
         let dtls: DTLSEndpoint
         let keys: DTLSSRTPKeys
-        /// The stream we send (`nil` for a connection that only receives).
-        let media: RTPSendSession?
+        /// The streams we send, simulcast layer 0 first (empty for a connection that only receives).
+        let streams: [RTPSendSession]
+        /// Every stream's SSRC (for the first stream, which takes the feedback for all of them).
+        let ssrcs: Set<UInt32>
         let range: ClosedRange<Int>
         /// The rate the encoder was last asked for.
         var targetKbps: Int
@@ -170,6 +180,9 @@ public final class WebRTCConnection {
         /// Protects our own RTCP feedback when there is no stream of ours to send it with (the stream's session does
         /// otherwise: two senders on one key would reuse SRTCP indexes).
         let feedbackSRTCP: SRTPSession?
+
+        /// The stream (or simulcast layer 0) that takes the transport's shared feedback; `nil` when receiving only.
+        var media: RTPSendSession? { streams.first }
     }
 
     /// Where the connection is; each case carries what is meaningful in it.
@@ -220,8 +233,8 @@ public final class WebRTCConnection {
     var selectedPairChanges = 0
     /// Our DTLS role, from the peer's description.
     var dtlsRole: DTLSRole?
-    /// The stream's SSRCs and last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
-    var finalStream: SentStream?
+    /// The streams' SSRCs and last figures, kept when the connection leaves ``Phase/connected`` (closed or failed).
+    var finalStreams: [SentStream] = []
     /// The id the peer's packets carry the transport-wide sequence number under (from ``Remote``).
     var receiveTransportWideID: UInt8?
     /// Numbers what we send and reads the peer's transport-wide feedback: the connection's one counter, shared with
@@ -296,9 +309,14 @@ public final class WebRTCConnection {
     public var turnAllocations: [TURNAllocationStatistics] { ice.turnAllocations }
     /// The selected ICE pair, if any.
     public var selectedPair: ICECandidatePair? { ice.selectedPair }
-    /// The sent stream's figures, once connected with a stream.
+    /// The sent stream's figures (simulcast layer 0's), once connected with a stream.
     public var mediaStatistics: VideoSenderStatistics? {
-        sentStream?.statistics
+        sentStreams.first?.statistics
+    }
+
+    /// Each sent stream's figures, simulcast layer 0 first (one entry without simulcast), once connected.
+    public var layerStatistics: [VideoSenderStatistics] {
+        sentStreams.map(\.statistics)
     }
     /// Whether `address` is one of our TURN servers.
     public func isTURNServer(_ address: SocketAddress) -> Bool { ice.isTURNServer(address) }
@@ -352,20 +370,28 @@ public final class WebRTCConnection {
         return added
     }
 
-    /// Sends one encoded frame on the selected pair (packetized, SRTP-protected). Without a path (not connected, no
-    /// stream configured, consent lost), its packets are counted as blocked.
+    /// Sends one encoded frame on the selected pair (packetized, SRTP-protected), on the stream of its
+    /// `EncodedFrame/simulcastIndex` (see ``ConnectionMedia/simulcastLayers``). Without a path (not connected, no
+    /// stream configured, consent lost), its packets are counted as blocked; a frame of a layer that was not
+    /// configured is counted in ``WebRTCTransportStatistics/framesForUnknownLayer`` and dropped.
     public func send(frame: EncodedFrame, at now: ContinuousClock.Instant) {
         let nowNs = clock.nanoseconds(at: now)
-        guard case .connected(let established) = phase, let media = established.media else {
+        guard case .connected(let established) = phase, !established.streams.isEmpty else {
             counters.mediaBlocked += 1
             return
         }
-        guard pacing != nil else {
-            let path = mediaPath
-            media.send(frame, nowNs: nowNs) { packet in sendMedia(packet, route: path) }
+        guard established.streams.indices.contains(frame.simulcastIndex) else {
+            counters.framesForUnknownLayer += 1
             return
         }
-        media.packetize(frame, nowNs: nowNs) { enqueuePaced($0, kind: .media, nowNs: nowNs) }
+        let stream = established.streams[frame.simulcastIndex]
+        guard pacing != nil else {
+            let path = mediaPath
+            stream.send(frame, nowNs: nowNs) { packet in sendMedia(packet, route: path) }
+            return
+        }
+        let index = frame.simulcastIndex
+        stream.packetize(frame, nowNs: nowNs) { enqueuePaced($0, kind: .media, stream: index, nowNs: nowNs) }
         drainPacer(nowNs: nowNs)
     }
 
@@ -393,9 +419,9 @@ public final class WebRTCConnection {
         switch phase {
         case .closed: return
         case .connected(let established):
-            if let media = established.media {
-                let route = mediaPath
-                media.sendReport(nowNs: nowNs, bye: true) { sendMedia($0, route: route) }
+            let route = mediaPath
+            for stream in established.streams {
+                stream.sendReport(nowNs: nowNs, bye: true) { sendMedia($0, route: route) }
             }
             established.dtls.close()
             drainDTLS(established.dtls)
@@ -439,9 +465,9 @@ public final class WebRTCConnection {
         case .connecting(let handshake): handshake.dtls.handleTimeout(nowNs: Int64(clamping: nowNs))
         case .connected(let established):
             established.dtls.handleTimeout(nowNs: Int64(clamping: nowNs))
-            if let media = established.media {
-                let route = mediaRoute()
-                media.reportIfDue(nowNs: nowNs) { sendMedia($0, route: route) }
+            let route = mediaRoute()
+            for stream in established.streams {
+                stream.reportIfDue(nowNs: nowNs) { sendMedia($0, route: route) }
             }
             sendTransportFeedbackIfDue(nowNs: nowNs)
             estimateIfDue(nowNs: nowNs)
@@ -471,7 +497,7 @@ public final class WebRTCConnection {
         case .connecting(let handshake): consider(handshake.dtls.nextTimeoutNs.map { UInt64(max(0, $0)) })
         case .connected(let established):
             consider(established.dtls.nextTimeoutNs.map { UInt64(max(0, $0)) })
-            consider(established.media?.nextReportNs)
+            for stream in established.streams { consider(stream.nextReportNs) }
             consider(feedbackGenerator?.nextDeadlineNs)
             consider(nextEstimateNs)
             consider(nextPacerNs)

@@ -17,6 +17,11 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
     public var transportId = "T01"
     /// The retransmission stream's SSRC, when RTX was negotiated (W3C `rtxSsrc`).
     public var rtxSsrc: UInt32?
+    /// The simulcast encoding's RTP stream id (RFC 8851), when the stream is one of several (W3C `rid`).
+    public var rid: String?
+    /// The simulcast encoding's index, 0 the lowest resolution, when the stream is one of several (W3C
+    /// `encodingIndex`).
+    public var encodingIndex: Int?
     /// RTP packets sent, retransmissions included (W3C `packetsSent`).
     public var packetsSent = 0
     /// Payload bytes sent in first transmissions and retransmissions (W3C `bytesSent`; here the VP8 payload
@@ -68,7 +73,7 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case type, id, ssrc, kind, transportId, rtxSsrc, packetsSent, bytesSent, headerBytesSent
+        case type, id, ssrc, kind, transportId, rtxSsrc, rid, encodingIndex, packetsSent, bytesSent, headerBytesSent
         case retransmittedPacketsSent, retransmittedBytesSent, framesSent, keyFramesEncoded, nackCount, pliCount
         case firCount, targetBitrate, framesEncoded, frameWidth, frameHeight, totalEncodeTime, encoderImplementation
         case qualityLimitationReason, qualityLimitationDurations, qualityLimitationResolutionChanges
@@ -83,6 +88,8 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
         kind = try c.decode(String.self, forKey: .kind)
         transportId = try c.decode(String.self, forKey: .transportId)
         rtxSsrc = try c.decodeIfPresent(UInt32.self, forKey: .rtxSsrc)
+        rid = try c.decodeIfPresent(String.self, forKey: .rid)
+        encodingIndex = try c.decodeIfPresent(Int.self, forKey: .encodingIndex)
         packetsSent = try c.decode(Int.self, forKey: .packetsSent)
         bytesSent = try c.decode(Int.self, forKey: .bytesSent)
         headerBytesSent = try c.decode(Int.self, forKey: .headerBytesSent)
@@ -125,6 +132,8 @@ public struct RTCOutboundRTPStreamStats: Sendable, Hashable, Codable {
         try c.encode(kind, forKey: .kind)
         try c.encode(transportId, forKey: .transportId)
         try c.encodeIfPresent(rtxSsrc, forKey: .rtxSsrc)
+        try c.encodeIfPresent(rid, forKey: .rid)
+        try c.encodeIfPresent(encodingIndex, forKey: .encodingIndex)
         try c.encode(packetsSent, forKey: .packetsSent)
         try c.encode(bytesSent, forKey: .bytesSent)
         try c.encode(headerBytesSent, forKey: .headerBytesSent)

@@ -33,6 +33,9 @@ public struct WebRTCStatsReport: Sendable, Hashable, Codable {
     public var remoteCandidate: RTCIceCandidateStats?
     /// The stream we send, once connected with one (W3C `outbound-rtp`).
     public var outboundRTP: RTCOutboundRTPStreamStats?
+    /// With simulcast, the layers above the first (W3C: one `outbound-rtp` per encoding, each with its `rid` and
+    /// `encodingIndex`; ``outboundRTP`` is layer 0 then), lowest first. Empty without simulcast.
+    public var simulcastLayers: [RTCOutboundRTPStreamStats] = []
     /// The peer's view of that stream from its receiver reports, once one arrived (W3C `remote-inbound-rtp`).
     public var remoteInboundRTP: RTCRemoteInboundRTPStreamStats?
 
@@ -53,6 +56,7 @@ public struct WebRTCStatsReport: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case timestamp, transport, candidatePair, localCandidate, remoteCandidate, outboundRTP, remoteInboundRTP
+        case simulcastLayers
     }
 
     /// Decodes a report, its times in seconds.
@@ -65,6 +69,8 @@ public struct WebRTCStatsReport: Sendable, Hashable, Codable {
         remoteCandidate = try container.decodeIfPresent(RTCIceCandidateStats.self, forKey: .remoteCandidate)
         outboundRTP = try container.decodeIfPresent(RTCOutboundRTPStreamStats.self, forKey: .outboundRTP)
         remoteInboundRTP = try container.decodeIfPresent(RTCRemoteInboundRTPStreamStats.self, forKey: .remoteInboundRTP)
+        simulcastLayers =
+            try container.decodeIfPresent([RTCOutboundRTPStreamStats].self, forKey: .simulcastLayers) ?? []
     }
 
     /// Encodes the report, its times in seconds.
@@ -77,6 +83,7 @@ public struct WebRTCStatsReport: Sendable, Hashable, Codable {
         try container.encodeIfPresent(remoteCandidate, forKey: .remoteCandidate)
         try container.encodeIfPresent(outboundRTP, forKey: .outboundRTP)
         try container.encodeIfPresent(remoteInboundRTP, forKey: .remoteInboundRTP)
+        if !simulcastLayers.isEmpty { try container.encode(simulcastLayers, forKey: .simulcastLayers) }
     }
 }
 

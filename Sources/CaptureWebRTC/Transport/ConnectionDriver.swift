@@ -309,7 +309,7 @@ struct DriverLoop {
             }
             stream?.yield(.gatheringComplete)
             stream?.finish()
-        case .keyFrameRequested(let reason):
+        case .keyFrameRequested(let reason, _):
             shared.pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: reason)
         case .targetBitrateChanged(let kbps, let reason):
             _ = shared.pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: reason)

@@ -19,6 +19,11 @@ public struct WebRTCTransportStatistics: Sendable, Hashable, Codable {
     public var mediaBlocked = 0
     /// Media datagrams the socket refused.
     public var mediaSendErrors = 0
+    /// Encoded frames of a simulcast layer the connection was not configured with (an `EncodedFrame/simulcastIndex`
+    /// past ``ConnectionMedia/simulcastLayers``): dropped.
+    public var framesForUnknownLayer = 0
+    /// RTCP key-frame requests (PLI, FIR) and NACKs that name an SSRC we do not send: counted and ignored.
+    public var feedbackForUnknownSSRC = 0
     /// Encoded frames dropped before sending because the driver thread had fallen 30 frames behind the encoder (a
     /// key frame is asked for each time).
     public var framesDropped = 0

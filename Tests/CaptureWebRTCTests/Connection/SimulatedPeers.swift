@@ -125,6 +125,11 @@ final class SimulatedPublisher: SimulatedConnection {
     /// frames dropped for it.
     var droppingFrames = false
     var framesDroppedForCongestion = 0
+    /// Simulcast layers sent per frame instant (1: one stream): layer *i* on SSRC `ssrc + i`, RTX `rtxSSRC + i`.
+    var layers = 1
+    /// The layers whose next frame must be a key frame (all at the start), and each layer's key-frame requests.
+    var keyFramePendingLayers: Set<Int> = [0, 1, 2]
+    var keyFrameRequestsByLayer: [Int: Int] = [:]
 
     init(
         address: SocketAddress, start: ContinuousClock.Instant, frameBytes: Int = 2_500, stopAt: ContinuousClock.Instant
@@ -136,18 +141,23 @@ final class SimulatedPublisher: SimulatedConnection {
 
     static var media: ConnectionMedia { media(transportWideCCExtensionID: nil) }
 
-    /// The stream, with transport-wide sequence numbers under `transportWideCCExtensionID` when given.
-    static func media(transportWideCCExtensionID: UInt8?) -> ConnectionMedia {
-        var packetizer = RTPPacketizerConfiguration()
-        packetizer.ssrc = ssrc
-        packetizer.transportSequenceNumberExtensionID = transportWideCCExtensionID
-        return ConnectionMedia(
-            sender: VideoSenderConfiguration(
+    /// The stream, with transport-wide sequence numbers under `transportWideCCExtensionID` when given, and
+    /// `layers` simulcast layers (layer *i* on SSRC `ssrc + i`, RTX `rtxSSRC + i`).
+    static func media(transportWideCCExtensionID: UInt8?, layers: Int = 1) -> ConnectionMedia {
+        func stream(_ layer: Int) -> VideoSenderConfiguration {
+            var packetizer = RTPPacketizerConfiguration()
+            packetizer.ssrc = ssrc + UInt32(layer)
+            packetizer.transportSequenceNumberExtensionID = transportWideCCExtensionID
+            return VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9), rtcpMux: true, packetizer: packetizer,
-                retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: rtxSSRC),
-                lossBasedRateControl: true),
-            minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000,
+                retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: rtxSSRC + UInt32(layer)),
+                lossBasedRateControl: true)
+        }
+        var media = ConnectionMedia(
+            sender: stream(0), minBitrateKbps: 100, maxBitrateKbps: 2_500, startBitrateKbps: 1_000,
             congestionControl: transportWideCCExtensionID == nil ? .receiverReports : .transportWide)
+        media.simulcastLayers = (1..<max(1, layers)).map(stream)
+        return media
     }
 
     override var nextTimeout: ContinuousClock.Instant? {
@@ -162,17 +172,20 @@ final class SimulatedPublisher: SimulatedConnection {
             framesDroppedForCongestion += 1
             nextFrameAt = frame + frameInterval
         } else if let frame = nextFrameAt, frame <= now, frame < stopAt {
-            let isKey = keyFramePending
-            keyFramePending = false
             let fill = UInt8(truncatingIfNeeded: framesSent)
             let size = followsTarget ? max(100, targetKbps * 1_000 / 8 / 30) : frameBytes
-            connection.send(
-                frame: EncodedFrame(
-                    bytes: [UInt8](repeating: fill, count: isKey ? size * 4 : size), isKeyFrame: isKey,
-                    rtpTimestamp: UInt32(truncatingIfNeeded: framesSent * 3_000),
-                    captureTimeNs: 1_000_000_000_000, rotation: .degrees0,
-                    dimensions: Dimensions(width: 640, height: 480), qp: 30),
-                at: now)
+            for layer in 0..<layers {
+                let isKey = layers == 1 ? keyFramePending : keyFramePendingLayers.contains(layer)
+                keyFramePending = false
+                keyFramePendingLayers.remove(layer)
+                connection.send(
+                    frame: EncodedFrame(
+                        bytes: [UInt8](repeating: fill, count: isKey ? size * 4 : size), isKeyFrame: isKey,
+                        rtpTimestamp: UInt32(truncatingIfNeeded: framesSent * 3_000),
+                        captureTimeNs: 1_000_000_000_000, rotation: .degrees0,
+                        dimensions: Dimensions(width: 640, height: 480), qp: 30, simulcastIndex: layer),
+                    at: now)
+            }
             framesSent += 1
             nextFrameAt = frame + frameInterval
         }
@@ -182,9 +195,11 @@ final class SimulatedPublisher: SimulatedConnection {
     override func react(to event: ConnectionEvent) {
         switch event {
         case .connected: nextFrameAt = now
-        case .keyFrameRequested:
+        case .keyFrameRequested(_, let layer):
             keyFrameRequests += 1
             keyFramePending = true
+            keyFramePendingLayers.insert(layer)
+            keyFrameRequestsByLayer[layer, default: 0] += 1
         case .targetBitrateChanged(let kbps, _):
             targetKbps = kbps
             targets.append((now, kbps))
@@ -208,6 +223,10 @@ final class SimulatedViewer: SimulatedConnection {
     var transportArrivals: [UInt16: (at: ContinuousClock.Instant, isRTX: Bool)] = [:]
     /// Packets received with a transport-wide number (duplicates included).
     var transportNumbered = 0
+    /// Every RTP packet received, counted by SSRC (media and RTX).
+    var packetsBySSRC: [UInt32: Int] = [:]
+    /// The last sequence numbers received on each SSRC (at most 16), newest last.
+    var recentBySSRC: [UInt32: [UInt16]] = [:]
 
     init(address: SocketAddress, start: ContinuousClock.Instant) throws {
         try super.init(role: .controlled, address: address, start: start)
@@ -239,6 +258,9 @@ final class SimulatedViewer: SimulatedConnection {
 
     override func react(to event: ConnectionEvent) {
         guard case .rtpReceived(let packet) = event else { return }
+        packetsBySSRC[packet.ssrc, default: 0] += 1
+        recentBySSRC[packet.ssrc, default: []].append(packet.sequenceNumber)
+        if recentBySSRC[packet.ssrc, default: []].count > 16 { recentBySSRC[packet.ssrc]?.removeFirst() }
         if let number = packet.transportSequenceNumber {
             transportNumbered += 1
             transportArrivals[number] = (now, packet.ssrc == SimulatedPublisher.rtxSSRC)

@@ -1,0 +1,98 @@
+import CaptureCall
+import CaptureCore
+import CaptureNet
+import CaptureNetworkSimulator
+import CaptureRTP
+import CaptureVP8
+import CaptureWebRTC
+import Testing
+
+/// A connection that sends three simulcast layers (one RTP stream each, with its own RTX stream) to our answering
+/// side, in virtual time: frames go to their layer's stream, RTCP that names one stream's SSRC acts on that stream
+/// only, what concerns the whole transport is acted on once, and feedback for SSRCs we do not send is counted.
+@Suite("WebRTCConnection: simulcast layers as streams (virtual time)")
+struct SimulcastConnectionTests {
+    typealias Scenario = WholeConnectionTests.Scenario
+
+    static func scenario(seed: UInt64, transportWideCC: Bool = false) throws -> Scenario {
+        try Scenario(seed: seed, mediaFor: .seconds(20), transportWideCC: transportWideCC, layers: 3)
+    }
+
+    @Test("three layers: each layer's frames leave on its own SSRC, counted per stream and in the stats report")
+    func layersLeaveOnTheirStreams() throws {
+        let scenario = try Self.scenario(seed: 21)
+        scenario.run(for: .seconds(3))
+        let publisher = scenario.publisher.connection
+        let layers = publisher.layerStatistics
+        try #require(layers.count == 3)
+        for (index, layer) in layers.enumerated() {
+            let ssrc = SimulatedPublisher.ssrc + UInt32(index)
+            #expect(layer.frames == scenario.publisher.framesSent, "layer \(index) sent every frame")
+            #expect(scenario.viewer.packetsBySSRC[ssrc] == layer.packets, "layer \(index) arrived whole")
+            #expect(layer.keyFramesSent == 1, "each layer starts with its own key frame")
+        }
+        let report = publisher.statsReport(at: scenario.loop.now)
+        #expect(report.outboundRTP?.ssrc == SimulatedPublisher.ssrc)
+        #expect(report.outboundRTP?.encodingIndex == 0)
+        #expect(report.simulcastLayers.map(\.encodingIndex) == [1, 2])
+        #expect(report.simulcastLayers.map(\.ssrc) == [SimulatedPublisher.ssrc + 1, SimulatedPublisher.ssrc + 2])
+        #expect(
+            report.simulcastLayers.map(\.rtxSsrc) == [SimulatedPublisher.rtxSSRC + 1, SimulatedPublisher.rtxSSRC + 2])
+        #expect(publisher.statistics.framesForUnknownLayer == 0)
+    }
+
+    @Test("a PLI names a layer: only that layer is asked for a key frame; a PLI storm makes one; unknown SSRCs counted")
+    func keyFrameRequestsPerLayer() throws {
+        let scenario = try Self.scenario(seed: 22)
+        scenario.run(for: .seconds(1))
+        let viewer = scenario.viewer.connection
+        viewer.sendPictureLossIndication(mediaSSRC: SimulatedPublisher.ssrc + 1, at: scenario.loop.now)
+        scenario.run(for: .milliseconds(100))
+        #expect(scenario.publisher.keyFrameRequestsByLayer == [1: 1])
+        viewer.sendPictureLossIndication(mediaSSRC: 0xDEAD_BEEF, at: scenario.loop.now)
+        scenario.run(for: .milliseconds(100))
+        #expect(scenario.publisher.keyFrameRequestsByLayer == [1: 1], "a PLI for an SSRC we do not send asks nothing")
+        #expect(scenario.publisher.connection.statistics.feedbackForUnknownSSRC == 1)
+        // A burst of PLIs for the top layer: one request per 300 ms, the other layers untouched.
+        for _ in 0..<20 {
+            viewer.sendPictureLossIndication(mediaSSRC: SimulatedPublisher.ssrc + 2, at: scenario.loop.now)
+        }
+        scenario.run(for: .milliseconds(100))
+        #expect(scenario.publisher.keyFrameRequestsByLayer == [1: 1, 2: 1])
+        let layers = scenario.publisher.connection.layerStatistics
+        #expect(layers.map(\.plisReceived) == [0, 1, 20])
+        #expect(layers[2].keyFrameRequestsThrottled == 19)
+        #expect(layers[1].keyFramesSent == 2 && layers[2].keyFramesSent == 2 && layers[0].keyFramesSent == 1)
+    }
+
+    @Test("a frame for a layer the connection was not given is counted and dropped")
+    func unknownLayer() throws {
+        let scenario = try Self.scenario(seed: 23)
+        scenario.run(for: .milliseconds(500))
+        scenario.publisher.connection.send(
+            frame: EncodedFrame(
+                bytes: [1, 2, 3], isKeyFrame: true, rtpTimestamp: 0, captureTimeNs: 0, rotation: .degrees0,
+                dimensions: Dimensions(width: 2, height: 2), qp: 1, simulcastIndex: 3),
+            at: scenario.loop.now)
+        #expect(scenario.publisher.connection.statistics.framesForUnknownLayer == 1)
+    }
+
+    @Test("NACKs for the top layer are answered on the top layer's RTX stream; transport-wide feedback acted on once")
+    func retransmissionAndSharedFeedback() throws {
+        let scenario = try Self.scenario(seed: 24, transportWideCC: true)
+        scenario.run(for: .seconds(2))
+        let top = SimulatedPublisher.ssrc + 2
+        let asked = Array(try #require(scenario.viewer.recentBySSRC[top]).suffix(3))
+        try #require(asked.count == 3)
+        scenario.viewer.connection.sendNACK(mediaSSRC: top, sequenceNumbers: asked, at: scenario.loop.now)
+        scenario.run(for: .seconds(1))
+        let layers = scenario.publisher.connection.layerStatistics
+        #expect(layers.map(\.retransmissions) == [0, 0, 3], "only the top layer resends")
+        #expect(scenario.viewer.packetsBySSRC[SimulatedPublisher.rtxSSRC + 2] == 3, "on the top layer's RTX SSRC")
+        let feedbackSent = scenario.viewer.connection.statistics.transportWideCC.feedbackSent
+        let received = scenario.publisher.connection.statistics.transportWideCC.feedbackReceived
+        #expect(feedbackSent > 5)
+        #expect(received <= feedbackSent && received >= feedbackSent - 2, "each feedback message processed once")
+        #expect(scenario.viewer.packetsBySSRC[SimulatedPublisher.rtxSSRC] == nil, "no RTX on layer 0's stream")
+    }
+}
