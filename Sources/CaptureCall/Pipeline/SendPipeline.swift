@@ -36,7 +36,7 @@ public import Logging
 /// ## Simulcast
 /// With ``SendPipelineConfiguration/simulcast`` set, the encoder thread encodes each frame as up to three layers
 /// (``SimulcastLayout``: 1280x720 gives 320x180, 640x360 and 1280x720), each with its own `VP8Encoder` and
-/// ``CaptureVP8/EncodedFrame/simulcastIndex``, lowest first. Lower layers are scaled from the layer above into
+/// `EncodedFrame.simulcastIndex`, lowest first. Lower layers are scaled from the layer above into
 /// reused buffers (libyuv, bilinear). ``setTargetBitrate(kbps:reason:)`` is shared among the layers by a
 /// ``SimulcastRateAllocator``; a layer it turns off is not encoded, and one it turns back on starts with a key frame.
 /// ``requestKeyFrame(reason:simulcastIndex:)`` may name one layer. The bandwidth resolution steps

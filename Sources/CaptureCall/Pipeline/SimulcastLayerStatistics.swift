@@ -7,7 +7,7 @@ public import CaptureCore
 /// The counters belong to the layer's index and keep counting across layout changes (a CPU-overuse step that drops
 /// the top layer and a later step that brings it back): a reader can take rates from the differences of two readings.
 public struct SimulcastLayerStatistics: Sendable, Hashable, Codable {
-    /// The layer's index: 0 is the lowest resolution (``CaptureVP8/EncodedFrame/simulcastIndex``).
+    /// The layer's index: 0 is the lowest resolution (`EncodedFrame.simulcastIndex`).
     public var index: Int
     /// The layer's size and bit-rate bounds in the current layout.
     public var stream: SimulcastStream

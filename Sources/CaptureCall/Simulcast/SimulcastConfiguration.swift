@@ -15,7 +15,7 @@ public struct SimulcastConfiguration: Sendable, Hashable, Codable {
     /// The most layers to send, 1 to 3; the input size may allow fewer.
     public var maxLayers: Int
     /// Temporal layers in every layer, 1 to 3 (L1T1, L1T2, L1T3). Replaces the encoder configuration's
-    /// ``CaptureVP8/VP8EncoderConfiguration/temporalLayers``.
+    /// `VP8EncoderConfiguration.temporalLayers`.
     public var temporalLayers: Int
 
     /// Creates a configuration; the defaults are libwebrtc's.

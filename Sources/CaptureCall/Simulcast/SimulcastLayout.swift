@@ -100,7 +100,7 @@ public struct SimulcastLayout: Sendable, Hashable, Codable {
 
     /// The input size the layout was made for.
     public let input: Dimensions
-    /// The encodings, lowest resolution first (index = ``CaptureVP8/EncodedFrame/simulcastIndex``); at least one.
+    /// The encodings, lowest resolution first (index = `EncodedFrame.simulcastIndex`); at least one.
     public let streams: [SimulcastStream]
 
     /// Lays out the simulcast encodings of `input`.
