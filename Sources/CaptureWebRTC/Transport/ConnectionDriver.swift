@@ -73,7 +73,7 @@ struct DriverView {
 final class DriverShared: Sendable {
     let inbox = Locked(DriverInbox())
     let view: Locked<DriverView>
-    let pipeline = Locked(WeakPipeline())
+    let pipeline = Locked(WeakEncoderControl())
     let wake: EventNotifier
 
     /// `stats` is the connection's report as it was made (what a stats request refused gets until the driver ends).
@@ -116,7 +116,9 @@ final class DriverShared: Sendable {
             return (!inbox.wakePending, dropped)
         }
         if signal { wake.signal() }
-        if dropped { pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication) }
+        if dropped {
+            pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication, simulcastIndex: nil)
+        }
     }
 }
 
@@ -309,8 +311,8 @@ struct DriverLoop {
             }
             stream?.yield(.gatheringComplete)
             stream?.finish()
-        case .keyFrameRequested(let reason, _):
-            shared.pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: reason)
+        case .keyFrameRequested(let reason, let layer):
+            shared.pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: reason, simulcastIndex: layer)
         case .targetBitrateChanged(let kbps, let reason):
             _ = shared.pipeline.withLock { $0.pipeline }?.setTargetBitrate(kbps: kbps, reason: reason)
         case .frameDroppingChanged(let drop):
