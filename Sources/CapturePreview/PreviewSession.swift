@@ -22,14 +22,15 @@ public import Logging
 /// By default the pipeline encodes one stream and every viewer gets it: one bit rate (the last viewer's estimate) and
 /// one key-frame schedule for all. With `simulcast`, the pipeline encodes up to three layers (1280x720 gives 320x180,
 /// 640x360 and 1280x720) and each viewer gets the layer its own link carries, chosen by a ``ViewerLayerSelector``
-/// and switched at a key frame of the new layer (see ``ViewerFanout``): one encoding per layer, shared by all the
-/// viewers of that layer. Each viewer's transport steers a per-viewer stand-in rather than the pipeline: its estimate
-/// picks its layer, and the pipeline's target is the largest estimate (the most demanding viewer's); its PLI asks a
-/// key frame of its layer only; its congestion frame dropping pauses it alone and moves it a layer down. A viewer
-/// starts at 300 kbit/s (libwebrtc's start rate: the first picture comes at the lowest layer, and the start probes
-/// raise the estimate within a second or two), and its connection probes a stale estimate
-/// (`ConnectionMedia.probesStaleEstimate`): a viewer held on a low layer sends less than its link carries, and
-/// without probing its estimate could not rise past 1.5 × what it receives to reach the next layer.
+/// and switched at a key frame of the new layer (the module's article says more, under "Simulcast: a layer per
+/// viewer"): one encoding per layer, shared by all the viewers of that layer. Each viewer's transport steers a
+/// per-viewer stand-in rather than the pipeline: its estimate picks its layer, and the pipeline's target is the
+/// largest estimate (the most demanding viewer's); its PLI asks a key frame of its layer only; its congestion frame
+/// dropping pauses it alone and moves it a layer down. A viewer starts at 300 kbit/s (libwebrtc's start rate: the
+/// first picture comes at the lowest layer, and the start probes raise the estimate within a second or two), and its
+/// connection probes a stale estimate (`ConnectionMedia.probesStaleEstimate`): a viewer held on a low layer sends
+/// less than its link carries, and without probing its estimate could not rise past 1.5 × what it receives to reach
+/// the next layer.
 public final class PreviewSession: WHEPSessionHandler {
     struct Viewer {
         let transport: WebRTCTransport

@@ -34,7 +34,7 @@
 ///   a switch.
 ///
 /// ## What a layer needs
-/// The owner says (``Layer``). ``ViewerFanout`` uses each active layer's share of the encoder's target (what the
+/// The owner says (``Layer``). The preview's fan-out uses each active layer's share of the encoder's target (what the
 /// allocator gives it, so what it sends), and an inactive layer's target.
 public struct ViewerLayerSelector: Sendable, Hashable {
     /// The hysteresis.
