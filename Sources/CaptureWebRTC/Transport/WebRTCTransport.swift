@@ -153,6 +153,8 @@ public final class WebRTCTransport: EncodedFrameSink {
     /// server, which waits for the peer's ClientHello). Once DTLS is connected, `media` (if any) is what
     /// ``consume(_:)`` sends.
     public func start(remote: Remote, media: ConnectionMedia? = nil) {
+        let streams = 1 + (media?.simulcastLayers.count ?? 0)
+        shared.inbox.withLock { $0.frameLimit = 30 * streams }
         shared.submit(.start(remote, media))
     }
 
