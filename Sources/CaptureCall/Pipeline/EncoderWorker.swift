@@ -14,11 +14,22 @@ import Logging
 /// rotates and encodes it, hands it to the sinks and steers the resolution from the measured encode times (CPU) and
 /// from the target bit rate and the encoder's QP (bandwidth); the lower resolution of the two wins.
 ///
-/// It owns the `VP8Encoder`, the overuse detector, the quality scaler and the rotation pool; after ``start(_:)`` only
-/// the encoder thread touches them. Shared state goes through the pipeline's `ConditionLock`.
+/// With simulcast it encodes every layer of each frame through its ``SimulcastEncoders``, feeds the target bit rate to
+/// their allocator and leaves the quality scaler off (libwebrtc turns layers off instead); CPU-overuse steps still
+/// scale the input, and the layers are laid out again for the new size.
+///
+/// It owns the `VP8Encoder` (or the simulcast encoders), the overuse detector, the quality scaler and the rotation
+/// pool; after ``start(_:)`` only the encoder thread touches them. Shared state goes through the pipeline's
+/// `ConditionLock`.
 final class EncoderWorker {
     private let configuration: SendPipelineConfiguration
     private let encoder: VP8Encoder
+    /// The simulcast layers, or `nil` for one stream (`encoder`).
+    private let simulcast: SimulcastEncoders?
+    /// Whether the last allocation left some simulcast layer off for want of bit rate.
+    private var layersBandwidthLimited = false
+    /// The counters of simulcast layers a layout change removed, kept for when they come back.
+    private var retiredLayers: [Int: SimulcastLayerStatistics] = [:]
     private let state: ConditionLock<SendPipeline.State>
     private let adapter: VideoAdapter
     private let sinks: [any EncodedFrameSink]
@@ -43,12 +54,13 @@ final class EncoderWorker {
     private var framesTaken = 0
 
     init(
-        configuration: SendPipelineConfiguration, encoder: VP8Encoder, state: ConditionLock<SendPipeline.State>,
-        adapter: VideoAdapter, sinks: [any EncodedFrameSink], logger: Logger,
+        configuration: SendPipelineConfiguration, encoder: VP8Encoder, simulcast: SimulcastEncoders?,
+        state: ConditionLock<SendPipeline.State>, adapter: VideoAdapter, sinks: [any EncodedFrameSink], logger: Logger,
         events: AsyncStream<SendPipelineEvent>.Continuation, finished: Completion
     ) {
         self.configuration = configuration
         self.encoder = encoder
+        self.simulcast = simulcast
         self.state = state
         self.adapter = adapter
         self.sinks = sinks
@@ -95,7 +107,8 @@ final class EncoderWorker {
     /// A frame and the controls to apply before encoding it.
     private struct Job {
         var pending: SendPipeline.PendingFrame
-        var forceKeyFrame: Bool
+        /// Bit `i`: a key frame on simulcast layer `i` (bit 0: the single stream).
+        var keyFrameLayers: UInt32
         var bitrateKbps: Int?
         var targetKbps: Int
         var dropForCongestion: Bool
@@ -122,18 +135,22 @@ final class EncoderWorker {
             guard !state.stopping, let pending = state.pending else { return nil }
             state.pending = nil
             defer {
-                state.keyFrameRequested = false
+                state.keyFrameLayers = 0
                 state.pendingBitrateKbps = nil
             }
             return Job(
-                pending: pending, forceKeyFrame: state.keyFrameRequested, bitrateKbps: state.pendingBitrateKbps,
+                pending: pending, keyFrameLayers: state.keyFrameLayers, bitrateKbps: state.pendingBitrateKbps,
                 targetKbps: state.statistics.currentTargetKbps, dropForCongestion: state.congestionDropping,
                 delay: state.encodeDelay, injected: state.injectedEncodeDuration?(index))
         }
     }
 
     private func process(_ job: Job) {
-        if job.forceKeyFrame { encoder.requestKeyFrame() }
+        if let simulcast {
+            process(job, layers: simulcast)
+            return
+        }
+        if job.keyFrameLayers & 1 != 0 { encoder.requestKeyFrame() }
         if let kbps = job.bitrateKbps {
             do throws(CaptureError) {
                 try encoder.setRates(bitrateKbps: kbps, fps: encoder.configuration.framerate)
@@ -195,6 +212,159 @@ final class EncoderWorker {
             canStepDown: Self.pixels(of: base, level: bandwidthLevel + 1) >= configuration.overuse.minimumPixels)
         let step = scaler.addFrame(sample)
         if step != .keep { adaptForBandwidth(step, targetKbps: job.targetKbps) }
+    }
+
+    /// ``process(_:)`` with simulcast: the key-frame requests and the target go to the layers, the layers are laid
+    /// out again when the input size changed, every active layer is encoded and handed to the sinks (lowest first),
+    /// and the time of it all feeds the overuse detector. No quality scaler.
+    private func process(_ job: Job, layers: SimulcastEncoders) {
+        if job.keyFrameLayers != 0 { layers.requestKeyFrames(mask: job.keyFrameLayers) }
+        var frame = job.pending.frame
+        let rotates = configuration.rotatePixels && frame.rotation != .degrees0
+        let inputSize = rotates ? frame.dimensions.applying(frame.rotation) : frame.dimensions
+        // A new layout allocates the latest target itself.
+        if let kbps = job.bitrateKbps, layers.layout?.input == inputSize {
+            applyAllocation(layers.setTarget(kbps: kbps), layers: layers)
+        }
+        let timestampNs = frame.timestampNs
+        let elapsedNs = lastTimestampNs.map { timestampNs > $0 ? timestampNs - $0 : 0 } ?? 0
+        lastTimestampNs = timestampNs
+        let dropped = job.dropForCongestion
+        state.withLock { state in
+            let reason = state.statistics.qualityLimitationReason
+            state.statistics.qualityLimitationDurations[reason, default: .zero] += .nanoseconds(
+                Int64(clamping: elapsedNs))
+            if dropped { state.statistics.droppedForCongestion += 1 }
+        }
+        if dropped { return }
+        let base = baseAdapter.adaptation(for: job.pending.inputDimensions).output
+        if base != baseSize {
+            baseSize = base
+            if limitedSize != nil { applyLimits() }
+        }
+        if layers.layout?.input != inputSize { relayout(layers, for: inputSize) }
+        let startNs = MonotonicClock.nowNs()
+        if let delay = job.delay {
+            // blocking: the encoder thread's test hook for a slow encoder.
+            MonotonicClock.sleep(untilNs: startNs &+ UInt64(clamping: Self.nanoseconds(delay)))
+        }
+        if rotates {
+            do throws(CaptureError) {
+                frame = try rotated(frame)
+            } catch {
+                fail(error, stage: "rotate")
+                return
+            }
+        }
+        // The sinks' time is not encoding time.
+        var sinkNs: UInt64 = 0
+        layers.encode(
+            frame,
+            deliver: { encoded in
+                let sinkStartNs = MonotonicClock.nowNs()
+                for sink in sinks { sink.consume(encoded) }
+                sinkNs &+= MonotonicClock.nowNs() &- sinkStartNs
+            },
+            failure: { error, stage in fail(error, stage: stage) })
+        let totalNs = MonotonicClock.nowNs() - startNs
+        let durationNs = totalNs > sinkNs ? totalNs - sinkNs : 0
+        state.withLock { state in
+            state.statistics.addEncodeTime(durationNs)
+            for index in state.statistics.layers.indices where index < layers.outcomes.count {
+                let outcome = layers.outcomes[index]
+                if outcome.encoded {
+                    state.statistics.framesEncoded += 1
+                    state.statistics.layers[index].framesEncoded += 1
+                    state.statistics.layers[index].bytesEncoded += outcome.bytes
+                    state.statistics.currentOutputSize = state.statistics.layers[index].dimensions
+                    if outcome.isKeyFrame {
+                        state.statistics.keyFrames += 1
+                        state.statistics.layers[index].keyFrames += 1
+                    }
+                }
+                if outcome.droppedByRateControl {
+                    state.statistics.droppedByRateControl += 1
+                    state.statistics.layers[index].droppedByRateControl += 1
+                }
+            }
+        }
+        let measured = job.injected.map(Self.nanoseconds) ?? Int64(clamping: durationNs)
+        let decision = detector.addSample(encodeDurationNs: measured, frameIntervalNs: job.pending.intervalNs)
+        if decision != .keep { adapt(decision) }
+    }
+
+    /// Lays the simulcast layers out for frames of `size`: the pipeline's bit-rate range becomes the layout's, the
+    /// last requested target is clamped to it and allocated; logged and reported.
+    private func relayout(_ layers: SimulcastEncoders, for size: Dimensions) {
+        let layout = layers.layout(for: size)
+        let kbps = state.withLock { state -> Int in
+            state.bitrateRange = layout.bitrateRange
+            let applied = SendPipeline.clamp(state.requestedTargetKbps, to: layout.bitrateRange)
+            state.statistics.currentTargetKbps = applied
+            // Allocated below from the latest request.
+            state.pendingBitrateKbps = nil
+            let old = state.statistics.layers
+            var entries: [SimulcastLayerStatistics] = []
+            for (index, stream) in layout.streams.enumerated() {
+                var entry =
+                    index < old.count
+                    ? old[index] : retiredLayers[index] ?? SimulcastLayerStatistics(index: index, stream: stream)
+                entry.stream = stream
+                entries.append(entry)
+            }
+            for var entry in old.dropFirst(layout.streams.count) {
+                entry.isActive = false
+                entry.targetKbps = 0
+                retiredLayers[entry.index] = entry
+            }
+            state.statistics.layers = entries
+            return applied
+        }
+        let switches = layers.relayout(to: layout, totalKbps: kbps)
+        logger.info(
+            "simulcast layout",
+            metadata: [
+                "input": "\(size)", "layers": "\(layout.streams.map(\.description).joined(separator: ", "))",
+                "range kbit/s": "\(layout.bitrateRange)", "target kbit/s": "\(kbps)",
+            ])
+        events.yield(.simulcastLayoutChanged(streams: layout.streams))
+        applyAllocation(switches, layers: layers, initial: true)
+    }
+
+    /// Publishes the layers' allocation: their shares and on/off state in the statistics, a log line and an event
+    /// for each layer turned on or off, and the bandwidth limitation.
+    private func applyAllocation(
+        _ switches: [SimulcastEncoders.Switch], layers: SimulcastEncoders, initial: Bool = false
+    ) {
+        guard let allocation = layers.allocation else { return }
+        state.withLock { state in
+            for (index, share) in allocation.layers.enumerated() where index < state.statistics.layers.count {
+                state.statistics.layers[index].targetKbps = share.kbps
+                state.statistics.layers[index].isActive = share.isActive
+            }
+            guard !initial else { return }
+            for change in switches where change.index < state.statistics.layers.count {
+                if change.active {
+                    state.statistics.layers[change.index].activations += 1
+                } else {
+                    state.statistics.layers[change.index].deactivations += 1
+                }
+            }
+        }
+        for change in switches {
+            let size = layers.layout.map { "\($0.streams[change.index].dimensions)" } ?? "?"
+            logger.info(
+                "simulcast layer \(change.active ? "on" : "off")",
+                metadata: [
+                    "layer": "\(change.index)", "size": "\(size)", "kbit/s": "\(change.kbps)",
+                    "total kbit/s": "\(layers.totalKbps)",
+                ])
+            events.yield(.simulcastLayerChanged(index: change.index, active: change.active, kbps: change.kbps))
+        }
+        if layersBandwidthLimited != allocation.isBandwidthLimited {
+            layersBandwidthLimited = allocation.isBandwidthLimited
+            applyLimits()
+        }
     }
 
     /// Rotates the frame upright into a pooled buffer (I420), giving rotation 0.
@@ -277,7 +447,7 @@ final class EncoderWorker {
         let reason: QualityLimitationReason =
             if detector.level > bandwidthLevel {
                 .cpu
-            } else if bandwidthLevel > 0 || fps != nil {
+            } else if bandwidthLevel > 0 || fps != nil || layersBandwidthLimited {
                 .bandwidth
             } else {
                 detector.level > 0 ? .cpu : .none

@@ -32,6 +32,17 @@ public import Logging
 /// also follow the target bit rate (see ``QualityScalerConfiguration``): the lower of the two resolutions wins, and
 /// ``SendPipelineStatistics/qualityLimitationReason`` says which limits. Every control is thread-safe, logged,
 /// counted in ``statistics`` and reported on ``events``.
+///
+/// ## Simulcast
+/// With ``SendPipelineConfiguration/simulcast`` set, the encoder thread encodes each frame as up to three layers
+/// (``SimulcastLayout``: 1280x720 gives 320x180, 640x360 and 1280x720), each with its own `VP8Encoder` and
+/// `EncodedFrame.simulcastIndex`, lowest first. Lower layers are scaled from the layer above into
+/// reused buffers (libyuv, bilinear). ``setTargetBitrate(kbps:reason:)`` is shared among the layers by a
+/// ``SimulcastRateAllocator``; a layer it turns off is not encoded, and one it turns back on starts with a key frame.
+/// ``requestKeyFrame(reason:simulcastIndex:)`` may name one layer. The bandwidth resolution steps
+/// (``QualityScalerConfiguration``) are off, as in libwebrtc; CPU-overuse steps still scale the input, and the layers
+/// are laid out again for the new size (their number may change). ``SendPipelineStatistics/layers`` has each layer's
+/// figures.
 public final class SendPipeline: CameraVideoCapturerDelegate {
     /// A frame waiting for the encoder.
     struct PendingFrame {
@@ -47,12 +58,22 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         var pending: PendingFrame?
         var stopping = false
         var lastTimestampNs: UInt64?
-        var keyFrameRequested = false
+        /// The layers a key frame is requested on: bit `i` for simulcast layer `i` (bit 0: the single stream).
+        var keyFrameLayers: UInt32 = 0
         var pendingBitrateKbps: Int?
+        /// The last target asked for, before clamping: a new simulcast layout clamps it to its own range.
+        var requestedTargetKbps: Int
+        /// What ``SendPipeline/setTargetBitrate(kbps:reason:)`` clamps to.
+        var bitrateRange: ClosedRange<Int>
         var congestionDropping = false
         var statistics = SendPipelineStatistics()
         var encodeDelay: Duration?
         var injectedEncodeDuration: (@Sendable (_ frameIndex: Int) -> Duration?)?
+
+        init(requestedTargetKbps: Int, bitrateRange: ClosedRange<Int>) {
+            self.requestedTargetKbps = requestedTargetKbps
+            self.bitrateRange = bitrateRange
+        }
     }
 
     /// The configuration the pipeline was created with.
@@ -75,8 +96,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     ///   - configuration: Encoder settings, bit-rate range, output request, rotation and overuse settings.
     ///   - sinks: Where encoded frames go, in this order, on the encoder thread.
     ///   - logger: Where controls and failures are logged.
-    /// - Throws: `CaptureError` `invalidArgument` for a bad encoder configuration or bit-rate range, or the
-    ///   `pthread_create` failure.
+    /// - Throws: `CaptureError` `invalidArgument` for a bad encoder, simulcast configuration or bit-rate range, or
+    ///   the `pthread_create` failure.
     public init(
         configuration: SendPipelineConfiguration = SendPipelineConfiguration(), sinks: [any EncodedFrameSink],
         logger: Logger = Logger(label: "CaptureCall.SendPipeline")
@@ -86,9 +107,24 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
                 .invalidArgument,
                 "bit-rate range \(configuration.minBitrateKbps)…\(configuration.maxBitrateKbps) kbit/s is empty")
         }
+        var range = configuration.minBitrateKbps...configuration.maxBitrateKbps
+        var simulcast: SimulcastEncoders?
+        if let simulcastConfiguration = configuration.simulcast {
+            // Until the first frame gives the input size, the range of the largest size the adapter may give.
+            if let request = configuration.outputRequest, request.width > 0, request.height > 0 {
+                let size = Dimensions(width: request.width, height: request.height)
+                range =
+                    SimulcastLayout(
+                        input: size, maxLayers: simulcastConfiguration.maxLayers,
+                        temporalLayers: simulcastConfiguration.temporalLayers
+                    ).bitrateRange
+            }
+            simulcast = try SimulcastEncoders(
+                configuration: simulcastConfiguration, encoder: configuration.encoder,
+                initialKbps: Self.clamp(configuration.encoder.targetBitrateKbps, to: range))
+        }
         var encoderConfiguration = configuration.encoder
-        encoderConfiguration.targetBitrateKbps = min(
-            max(encoderConfiguration.targetBitrateKbps, configuration.minBitrateKbps), configuration.maxBitrateKbps)
+        encoderConfiguration.targetBitrateKbps = Self.clamp(encoderConfiguration.targetBitrateKbps, to: range)
         let encoder = try VP8Encoder(configuration: encoderConfiguration)
         self.configuration = configuration
         self.sinks = sinks
@@ -97,14 +133,14 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         if let request = configuration.outputRequest {
             adapter.adaptOutputFormat(width: request.width, height: request.height, fps: request.fps)
         }
-        var initial = State()
+        var initial = State(requestedTargetKbps: configuration.encoder.targetBitrateKbps, bitrateRange: range)
         initial.statistics.currentTargetKbps = encoderConfiguration.targetBitrateKbps
         state = ConditionLock(initial)
         (events, eventContinuation) = AsyncStream.makeStream(
             of: SendPipelineEvent.self, bufferingPolicy: .bufferingNewest(100))
         let worker = EncoderWorker(
-            configuration: configuration, encoder: encoder, state: state, adapter: adapter, sinks: sinks,
-            logger: logger, events: eventContinuation, finished: finished)
+            configuration: configuration, encoder: encoder, simulcast: simulcast, state: state, adapter: adapter,
+            sinks: sinks, logger: logger, events: eventContinuation, finished: finished)
         try EncoderWorker.start(worker)
     }
 
@@ -120,34 +156,73 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     /// its frame rate lowered by bandwidth steps).
     public var outputRequest: VideoAdapter.OutputFormatRequest? { adapter.request }
 
-    /// Makes the next encoded frame a key frame.
-    public func requestKeyFrame(reason: KeyFrameRequestReason) {
+    /// The range ``setTargetBitrate(kbps:reason:)`` clamps to, in kbit/s: without simulcast, the configured
+    /// ``SendPipelineConfiguration/minBitrateKbps`` … ``SendPipelineConfiguration/maxBitrateKbps``; with simulcast,
+    /// that of the current layout (``SimulcastLayout/bitrateRange``: the lowest layer's min … every lower layer's
+    /// target plus the top layer's max, libwebrtc's `GetTotalMaxBitrate`). Before the first frame under simulcast, the
+    /// layout of ``SendPipelineConfiguration/outputRequest``'s size if there is one, else the configured range.
+    ///
+    /// A connection reads it to bound its bandwidth estimate; it changes when the input size does (a CPU-overuse step
+    /// lowers it).
+    public var bitrateRange: ClosedRange<Int> { state.withLock { $0.bitrateRange } }
+
+    /// Makes the next encoded frame a key frame: on every layer, or with `simulcastIndex` on that simulcast layer
+    /// only (0 is the lowest resolution; without simulcast the one stream is layer 0).
+    ///
+    /// Counted by reason and reported on ``events`` whatever the index. A layer the current layout does not have
+    /// (a CPU-overuse step dropped it, or an index out of range) makes no key frame; neither does a layer that is
+    /// off, but a layer starts with a key frame whenever the allocator turns it back on.
+    ///
+    /// Thread-safe; applied before the next frame is encoded.
+    ///
+    /// - Parameters:
+    ///   - reason: Why (counted in ``SendPipelineStatistics/keyFramesRequested``).
+    ///   - simulcastIndex: The layer a PLI or FIR named by its SSRC, or `nil` for every layer.
+    public func requestKeyFrame(reason: KeyFrameRequestReason, simulcastIndex: Int? = nil) {
+        let mask: UInt32 =
+            switch simulcastIndex {
+            case nil: .max
+            case let index? where (0..<32).contains(index): 1 << UInt32(index)
+            default: 0
+            }
         let ignored = state.withLock { state -> Bool in
             guard !state.stopping else { return true }
-            state.keyFrameRequested = true
+            state.keyFrameLayers |= mask
             state.statistics.keyFramesRequested[reason, default: 0] += 1
             return false
         }
         guard !ignored else { return }
-        logger.info("key frame requested", metadata: ["reason": "\(reason.rawValue)"])
+        if let simulcastIndex {
+            logger.info(
+                "key frame requested", metadata: ["reason": "\(reason.rawValue)", "layer": "\(simulcastIndex)"])
+        } else {
+            logger.info("key frame requested", metadata: ["reason": "\(reason.rawValue)"])
+        }
         eventContinuation.yield(.keyFrameRequested(reason))
     }
 
-    /// Sets the encoder's target bit rate, clamped to the configured range; the encoder thread applies it before
-    /// the next frame (`vpx_codec_enc_config_set`, no key frame). The resolution and frame rate then follow it (see
+    /// Sets the encoder's target bit rate, clamped to ``bitrateRange``; the encoder thread applies it before the next
+    /// frame (`vpx_codec_enc_config_set`, no key frame). The resolution and frame rate then follow it (see
     /// ``QualityScalerConfiguration``); only a size change makes a key frame. Thread-safe, cheap: a connection may call
     /// it several times a second.
+    ///
+    /// With simulcast the target is shared among the layers by a ``SimulcastRateAllocator``: each layer's encoder
+    /// gets its share (and its temporal split); a layer whose share is 0 is not encoded at all, and a layer turned
+    /// back on starts with a key frame. A later layout (a new input size) clamps the last requested target to its
+    /// own range.
     ///
     /// - Returns: The bit rate applied, in kbit/s.
     @discardableResult
     public func setTargetBitrate(kbps: Int, reason: BitrateChangeReason) -> Int {
-        let applied = min(max(kbps, configuration.minBitrateKbps), configuration.maxBitrateKbps)
-        let changed = state.withLock { state -> Bool in
-            guard !state.stopping, state.statistics.currentTargetKbps != applied else { return false }
+        let (applied, changed) = state.withLock { state -> (Int, Bool) in
+            let applied = Self.clamp(kbps, to: state.bitrateRange)
+            guard !state.stopping else { return (applied, false) }
+            state.requestedTargetKbps = kbps
+            guard state.statistics.currentTargetKbps != applied else { return (applied, false) }
             state.statistics.currentTargetKbps = applied
             state.statistics.bitrateChanges += 1
             state.pendingBitrateKbps = applied
-            return true
+            return (applied, true)
         }
         if changed {
             logger.info(
@@ -250,6 +325,11 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
             state.pending = PendingFrame(
                 frame: output, intervalNs: interval ?? 0, inputDimensions: frame.buffer.dimensions)
         }
+    }
+
+    /// `kbps` within `range`.
+    static func clamp(_ kbps: Int, to range: ClosedRange<Int>) -> Int {
+        min(max(kbps, range.lowerBound), range.upperBound)
     }
 
     /// Counts a failed frame, logs the first of a run and reports it on ``events``.

@@ -37,4 +37,9 @@ public enum SendPipelineEvent: Sendable, Hashable {
     case congestionFrameDropping(Bool)
     /// A frame failed to adapt or encode (the pipeline goes on with the next frame).
     case encodeFailed(CaptureError)
+    /// Simulcast: the layers were laid out for a new input size (the first frame, a CPU-overuse step, a camera
+    /// change); `streams` are the new layers, lowest resolution first.
+    case simulcastLayoutChanged(streams: [SimulcastStream])
+    /// Simulcast: the allocator turned layer `index` on (with `kbps`) or off (0), on a new target or a new layout.
+    case simulcastLayerChanged(index: Int, active: Bool, kbps: Int)
 }

@@ -8,11 +8,11 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var droppedByAdapter = 0
     /// Frames replaced in the one-slot mailbox by a newer frame before the encoder took them.
     public var droppedAtEncoderQueue = 0
-    /// Frames libvpx produced output for (each handed to every sink).
+    /// Frames libvpx produced output for (each handed to every sink); with simulcast, every layer's frames together.
     public var framesEncoded = 0
-    /// Frames libvpx's rate control dropped.
+    /// Frames libvpx's rate control dropped; with simulcast, every layer's together.
     public var droppedByRateControl = 0
-    /// Encoded frames that are key frames.
+    /// Encoded frames that are key frames; with simulcast, every layer's together.
     public var keyFrames = 0
     /// Key-frame requests, by reason.
     public var keyFramesRequested: [KeyFrameRequestReason: Int] = [:]
@@ -24,7 +24,7 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var resolutionStepsUp = 0
     /// The target bit rate in force, in kbit/s.
     public var currentTargetKbps = 0
-    /// The size of the last encoded frame, if any.
+    /// The size of the last encoded frame, if any; with simulcast, that of the highest layer encoded last.
     public var currentOutputSize: Dimensions?
     /// Mean time spent encoding a frame (including any rotation).
     public var meanEncodeTime: Duration = .zero
@@ -53,6 +53,10 @@ public struct SendPipelineStatistics: Sendable, Hashable, Codable {
     public var bandwidthStepsUp = 0
     /// The frame rate sent when bandwidth adaptation lowered it, else `nil`.
     public var limitedFrameRate: Double?
+    /// With simulcast, each layer of the current layout, lowest resolution first: its size, whether it is sent, its
+    /// bit rate and its counters (see ``SimulcastLayerStatistics``). Empty without simulcast and before the first
+    /// frame. Updated by the encoder thread: a bit-rate change shows here once the next frame has been taken.
+    public var layers: [SimulcastLayerStatistics] = []
     /// Frames timed (encoded or dropped by rate control).
     var timedFrames: UInt64 = 0
 

@@ -483,6 +483,8 @@ package final class RTPSendSession {
                 case .found(let original):
                     var length = Self.buildRetransmission(
                         of: original, into: rtxBuffer, retransmission: retransmission,
+                        ridExtensionID: packetizer.configuration.ridExtensionID,
+                        repairedRidExtensionID: packetizer.configuration.repairedRidExtensionID,
                         sequenceNumber: &rtxSequenceNumber)
                     guard length > 0 else {
                         errors += 1
@@ -522,9 +524,14 @@ package final class RTPSendSession {
     }
 
     /// Writes the retransmission of `original` (an unprotected RTP packet) into `buffer`; returns its length.
+    ///
+    /// An RTX copy has its `rtp-stream-id` element turned into `repaired-rtp-stream-id` (RFC 8852 §3.2), or blanked
+    /// when that was not negotiated (``RTXPacket``); pass the packetizer's checked ids (`nil` where it sends no such
+    /// element). A resend on the media SSRC stays as it was.
     static func buildRetransmission(
         of original: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer,
-        retransmission: RetransmissionConfiguration, sequenceNumber: inout UInt16
+        retransmission: RetransmissionConfiguration, ridExtensionID: UInt8? = nil,
+        repairedRidExtensionID: UInt8? = nil, sequenceNumber: inout UInt16
     ) -> Int {
         guard let rtxPayloadType = retransmission.rtxPayloadType else {
             UnsafeMutableRawBufferPointer(rebasing: buffer[0..<original.count]).copyMemory(from: original)
@@ -533,6 +540,7 @@ package final class RTPSendSession {
         defer { sequenceNumber &+= 1 }
         return RTXPacket.write(
             wrapping: original, into: buffer, payloadType: rtxPayloadType, ssrc: retransmission.rtxSSRC,
-            sequenceNumber: sequenceNumber)
+            sequenceNumber: sequenceNumber, ridExtensionID: ridExtensionID,
+            repairedRidExtensionID: repairedRidExtensionID)
     }
 }

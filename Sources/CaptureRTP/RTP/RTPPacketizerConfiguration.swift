@@ -31,13 +31,31 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
     public var mid: String
     /// Bytes kept free after each packet in its buffer, so SRTP can append its authentication tag in place.
     public var trailerCapacity: Int
+    /// The RFC 8285 one-byte extension ID (1...14) for the RTP stream identifier (``RTPStreamIDExtension/uri``,
+    /// RFC 8852 §3.1), sent on every media packet with ``rid`` (after the mid element), or `nil` to not send it. A
+    /// simulcast receiver (Janus) maps each layer's SSRC to its `a=rid` by it.
+    ///
+    /// A stream that sends it and answers NACKs with RTX needs ``repairedRidExtensionID`` too: an RTX copy must not
+    /// carry `rtp-stream-id` (the receiver would take the RTX SSRC for the layer's media SSRC), so ``RTXPacket``
+    /// rewrites the element to `repaired-rtp-stream-id`, or, with no id for that, blanks it to padding, and then a
+    /// receiver that learns SSRCs from these extensions cannot map the RTX stream and drops its packets.
+    public var ridExtensionID: UInt8?
+    /// The `a=rid` value sent in the rid extension: an RFC 8851 rid-id (``RTPStreamIDExtension/isValid(_:)``: 1…16
+    /// bytes of letters, digits, `-` and `_`); any other value (the default, empty) is not sent.
+    public var rid: String
+    /// The RFC 8285 one-byte extension ID (1...14) for the repaired RTP stream identifier
+    /// (``RTPStreamIDExtension/repairedURI``, RFC 8852 §3.2), or `nil`: what RTX copies of this stream's packets
+    /// carry in place of the rid element (same value, same length, only the ID changes). Used only while the rid is
+    /// sent.
+    public var repairedRidExtensionID: UInt8?
 
     /// Creates a configuration.
     public init(
         maxPacketSize: Int = 1200, payloadType: UInt8 = 96, ssrc: UInt32 = .random(in: .min ... .max),
         initialSequenceNumber: UInt16 = .random(in: .min ... .max), initialPictureID: UInt16 = .random(in: 0...0x7FFF),
         videoOrientationExtensionID: UInt8? = nil, midExtensionID: UInt8? = nil, mid: String = "0",
-        trailerCapacity: Int = 16, transportSequenceNumberExtensionID: UInt8? = nil
+        trailerCapacity: Int = 16, transportSequenceNumberExtensionID: UInt8? = nil, ridExtensionID: UInt8? = nil,
+        rid: String = "", repairedRidExtensionID: UInt8? = nil
     ) {
         self.maxPacketSize = maxPacketSize
         self.payloadType = payloadType
@@ -49,5 +67,8 @@ public struct RTPPacketizerConfiguration: Sendable, Hashable, Codable {
         self.mid = mid
         self.trailerCapacity = trailerCapacity
         self.transportSequenceNumberExtensionID = transportSequenceNumberExtensionID
+        self.ridExtensionID = ridExtensionID
+        self.rid = rid
+        self.repairedRidExtensionID = repairedRidExtensionID
     }
 }

@@ -3,16 +3,35 @@
 /// The RTX packet keeps the original header (CSRCs and extensions included, so that BUNDLE receivers route it by its
 /// mid extension too) with the RTX payload type, SSRC and sequence number, and its payload is the original sequence
 /// number followed by the original payload.
+///
+/// ## Stream identifiers (RFC 8852)
+/// A simulcast layer's packets carry `rtp-stream-id` (its `a=rid`). An RTX packet must not: a receiver learning SSRCs
+/// from it (Janus) would take the RTX SSRC for the layer's media SSRC. It carries `repaired-rtp-stream-id` with the
+/// same rid instead (§3.2). Given the rid element's id,
+/// ``write(wrapping:into:payloadType:ssrc:sequenceNumber:ridExtensionID:repairedRidExtensionID:)`` rewrites the
+/// copied element in place (same length, so nothing moves):
+/// - with a repaired-rid id, only the element's ID changes;
+/// - without one, the whole element (ID byte and data) becomes zero bytes, which RFC 8285 §4 allows between elements
+///   as padding: the RTX packet then names no stream at all. (Neither ID 0, which is one padding byte, nor ID 15,
+///   which stops the parsing of the elements after it, can relabel a whole element.) Negotiate the repaired-rid
+///   extension whenever rids are sent with RTX: without it a receiver that has no `a=ssrc-group:FID` cannot map the
+///   RTX stream.
 public enum RTXPacket {
     /// The bytes an RTX packet adds to its original: the original sequence number.
     public static let overhead = 2
 
     /// Writes the RTX packet for `original` (a well-formed, unprotected RTP packet) into `buffer`, which must hold
     /// `original.count + overhead` bytes; returns its length, or 0 when `original` is not an RTP packet or `buffer`
-    /// is too small.
+    /// is too small. Allocates nothing.
+    ///
+    /// - Parameters:
+    ///   - ridExtensionID: The id of the `rtp-stream-id` element the original may carry (``RTPStreamIDExtension``),
+    ///     or `nil` when the stream sends none: the copy's element is relabelled or blanked (see the type's notes).
+    ///   - repairedRidExtensionID: The id of `repaired-rtp-stream-id`, or `nil` when it was not negotiated (1...14
+    ///     for a one-byte block, 1...255 for a two-byte one; another value counts as `nil`).
     public static func write(
         wrapping original: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer, payloadType: UInt8,
-        ssrc: UInt32, sequenceNumber: UInt16
+        ssrc: UInt32, sequenceNumber: UInt16, ridExtensionID: UInt8? = nil, repairedRidExtensionID: UInt8? = nil
     ) -> Int {
         guard original.count >= RTPHeader.fixedSize, buffer.count >= original.count + overhead,
             let headerLength = RTPHeader.length(of: original)
@@ -27,6 +46,29 @@ public enum RTXPacket {
         let payload = original.count - headerLength
         UnsafeMutableRawBufferPointer(rebasing: buffer[headerLength + overhead..<headerLength + overhead + payload])
             .copyMemory(from: UnsafeRawBufferPointer(rebasing: original[headerLength...]))
+        if let ridExtensionID {
+            relabelStreamID(
+                in: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<headerLength]), ridExtensionID: ridExtensionID,
+                repairedRidExtensionID: repairedRidExtensionID)
+        }
         return headerLength + overhead + payload
+    }
+
+    /// Turns the `rtp-stream-id` element of the RTP header in `header` into `repaired-rtp-stream-id`, or into padding
+    /// when `repairedRidExtensionID` is `nil` or does not fit the block's form; nothing when there is no such element.
+    private static func relabelStreamID(
+        in header: UnsafeMutableRawBufferPointer, ridExtensionID: UInt8, repairedRidExtensionID: UInt8?
+    ) {
+        guard let location = RTPHeaderExtensionElement.locate(id: ridExtensionID, in: UnsafeRawBufferPointer(header))
+        else { return }
+        switch (location.form, repairedRidExtensionID) {
+        case (.oneByte, let id?) where (1...14).contains(id):
+            header[location.idOffset] = id << 4 | (header[location.idOffset] & 0x0F)
+        case (.twoByte, let id?) where id != 0:
+            header[location.idOffset] = id
+        default:
+            UnsafeMutableRawBufferPointer(rebasing: header[location.elementRange]).initializeMemory(
+                as: UInt8.self, repeating: 0)
+        }
     }
 }

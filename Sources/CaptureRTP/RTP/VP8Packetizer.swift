@@ -5,12 +5,19 @@ public import CaptureCore
 /// Each frame gets one RTP timestamp and the next 15-bit picture ID; its first packet has the S bit, every packet
 /// PartID 0, the N bit when the frame is droppable and, in a temporally layered stream, TID, Y and TL0PICIDX; the last
 /// one the marker bit and, when configured, the CVO video-orientation extension (3GPP TS 26.114; WebRTC also sends it
-/// on the last packet). When configured, every packet carries the `sdes:mid` extension (RFC 8843), which BUNDLE
-/// receivers route by. Payload sizes are balanced the
-/// way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them: the whole packets of a frame (extensions included)
-/// differ by at most one byte. When configured, every packet also carries the transport-wide sequence number element
-/// (``TransportSequenceNumberExtension``, after the mid), written 0 here: its sender numbers it as the packet leaves.
-/// Nothing is allocated per frame or per packet.
+/// on the last packet). Payload sizes are balanced the way WebRTC's `RtpPacketizer::SplitAboutEqually` balances them:
+/// the whole packets of a frame (extensions included) differ by at most one byte. Nothing is allocated per frame or
+/// per packet.
+///
+/// ## Header extensions
+/// One RFC 8285 one-byte block, its elements in this order, each when configured:
+/// 1. `sdes:mid` (RFC 8843) on every packet, which BUNDLE receivers route by;
+/// 2. `sdes:rtp-stream-id` (RFC 8852 §3.1, ``RTPStreamIDExtension``) on every packet, the simulcast layer's `a=rid`;
+///    ``RTXPacket`` turns it into `repaired-rtp-stream-id` on retransmissions;
+/// 3. the transport-wide sequence number (``TransportSequenceNumberExtension``) on every packet, written 0 here (its
+///    sender numbers it as the packet leaves, at ``OutgoingRTPPacket/transportSequenceNumberOffset``);
+/// 4. CVO on the last packet of a frame.
+/// The block is zero-padded to 32 bits.
 ///
 /// Not thread-safe: use one packetizer from one thread (the encoder's).
 public final class VP8Packetizer {
@@ -32,8 +39,10 @@ public final class VP8Packetizer {
     private let buffer: UnsafeMutableRawBufferPointer
     /// The mid extension's bytes (empty when not sent).
     private let midBytes: [UInt8]
-    /// The one-byte-header elements every packet carries (the mid and transport-wide sequence number elements), in
-    /// bytes.
+    /// The rid extension's bytes (empty when not sent).
+    private let ridBytes: [UInt8]
+    /// The one-byte-header elements every packet carries (the mid, rid and transport-wide sequence number elements),
+    /// in bytes.
     private let everyPacketElements: Int
     /// Where the transport-wide sequence number's data bytes sit in every packet, when it is sent.
     private let transportSequenceNumberOffset: Int?
@@ -54,12 +63,27 @@ public final class VP8Packetizer {
             configuration.midExtensionID = nil
         }
         midBytes = configuration.midExtensionID == nil ? [] : mid
+        if let id = configuration.ridExtensionID,
+            !(1...14).contains(id) || !RTPStreamIDExtension.isValid(configuration.rid)
+        {
+            configuration.ridExtensionID = nil
+        }
+        if let id = configuration.repairedRidExtensionID,
+            !(1...14).contains(id) || configuration.ridExtensionID == nil || id == configuration.ridExtensionID
+        {
+            configuration.repairedRidExtensionID = nil
+        }
+        ridBytes = configuration.ridExtensionID == nil ? [] : Array(configuration.rid.utf8)
         let midElement = midBytes.isEmpty ? 0 : 1 + midBytes.count
+        let ridElement = ridBytes.isEmpty ? 0 : 1 + ridBytes.count
         let hasTransportSequenceNumber = configuration.transportSequenceNumberExtensionID != nil
         everyPacketElements =
-            midElement + (hasTransportSequenceNumber ? TransportSequenceNumberExtension.oneByteElementSize : 0)
-        // The fixed header, the extension block's 4-byte header, the mid element, then this element's ID byte.
-        transportSequenceNumberOffset = hasTransportSequenceNumber ? RTPHeader.fixedSize + 4 + midElement + 1 : nil
+            midElement + ridElement
+            + (hasTransportSequenceNumber ? TransportSequenceNumberExtension.oneByteElementSize : 0)
+        // The fixed header, the extension block's 4-byte header, the mid and rid elements, then this element's ID
+        // byte.
+        transportSequenceNumberOffset =
+            hasTransportSequenceNumber ? RTPHeader.fixedSize + 4 + midElement + ridElement + 1 : nil
         self.configuration = configuration
         nextSequenceNumber = configuration.initialSequenceNumber
         nextPictureID = configuration.initialPictureID & 0x7FFF
@@ -144,7 +168,7 @@ public final class VP8Packetizer {
         elements == 0 ? 0 : 4 + (elements + 3) / 4 * 4
     }
 
-    /// Writes the RTP header and its extensions (mid and the transport-wide sequence number, 0 for now, on every
+    /// Writes the RTP header and its extensions (mid, rid and the transport-wide sequence number, 0 for now, on every
     /// packet, CVO when `orientationID` is set); returns its size.
     private func writeHeader(marker: Bool, timestamp: UInt32, orientationID: UInt8?, rotation: VideoRotation) -> Int {
         let elements = everyPacketElements + (orientationID == nil ? 0 : 2)
@@ -165,6 +189,14 @@ public final class VP8Packetizer {
                     from: mid)
             }
             offset += 1 + midBytes.count
+        }
+        if let ridID = configuration.ridExtensionID, !ridBytes.isEmpty {
+            buffer[offset] = ridID << 4 | UInt8(ridBytes.count - 1)
+            ridBytes.withUnsafeBytes { rid in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + rid.count]).copyMemory(
+                    from: rid)
+            }
+            offset += 1 + ridBytes.count
         }
         if let id = configuration.transportSequenceNumberExtensionID {
             offset += TransportSequenceNumberExtension.writeOneByteElement(

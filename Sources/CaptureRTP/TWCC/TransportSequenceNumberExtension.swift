@@ -57,41 +57,8 @@ public enum TransportSequenceNumberExtension {
     /// data is not two bytes, or the header is malformed. Reads the RFC 8285 one-byte and two-byte forms in place,
     /// allocating nothing: what a sender uses to give a copy of a packet (an RTX retransmission) a fresh number.
     public static func dataOffset(in packet: UnsafeRawBufferPointer, id: UInt8) -> Int? {
-        guard packet.count >= RTPHeader.fixedSize, packet[0] & 0x10 != 0, id != 0 else { return nil }
-        let start = RTPHeader.fixedSize + Int(packet[0] & 0x0F) * 4
-        guard packet.count >= start + 4 else { return nil }
-        let profile = packet.rtpLoadUInt16(at: start)
-        let end = start + 4 + Int(packet.rtpLoadUInt16(at: start + 2)) * 4
-        guard end <= packet.count else { return nil }
-        var offset = start + 4
-        if profile == RTPHeaderExtensionForm.oneByteProfile {
-            while offset < end {
-                let byte = packet[offset]
-                if byte == 0 {
-                    offset += 1
-                    continue
-                }
-                let elementID = byte >> 4
-                guard elementID != 15 else { return nil }
-                let length = Int(byte & 0x0F) + 1
-                guard offset + 1 + length <= end else { return nil }
-                if elementID == id { return length == dataSize ? offset + 1 : nil }
-                offset += 1 + length
-            }
-        } else if profile & 0xFFF0 == RTPHeaderExtensionForm.twoByteProfile {
-            while offset < end {
-                let elementID = packet[offset]
-                if elementID == 0 {
-                    offset += 1
-                    continue
-                }
-                guard offset + 2 <= end else { return nil }
-                let length = Int(packet[offset + 1])
-                guard offset + 2 + length <= end else { return nil }
-                if elementID == id { return length == dataSize ? offset + 2 : nil }
-                offset += 2 + length
-            }
-        }
-        return nil
+        guard let location = RTPHeaderExtensionElement.locate(id: id, in: packet), location.dataLength == dataSize
+        else { return nil }
+        return location.dataOffset
     }
 }

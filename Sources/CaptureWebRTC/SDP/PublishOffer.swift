@@ -6,6 +6,16 @@ package import CaptureRTP
 ///
 /// ICE credentials, the DTLS fingerprint and candidates are plain strings in their SDP form, so any ICE/DTLS
 /// implementation can fill them in. ``render()`` writes CRLF line ends (simple-whip-server's regexes need them).
+///
+/// ## Simulcast
+/// With ``simulcast`` the one track is sent as one RTP stream per `a=rid` (RFC 8851), each with its own SSRC and RTX
+/// SSRC, declared the way Chrome declares `sendEncodings` with rids:
+/// - the `sdes:rtp-stream-id` and `sdes:repaired-rtp-stream-id` extensions (RFC 8852) next to `sdes:mid`;
+/// - `a=rid:<rid> send` per layer, then `a=simulcast:send <rid>;<rid>;…` (RFC 8853 §5.1: `;` separates streams,
+///   `,` would separate alternatives of one stream, which this offer never has);
+/// - no `a=ssrc` and no `a=ssrc-group:FID` lines: the receiver learns each layer's SSRC from the mid and rid
+///   elements of its first packets and each RTX SSRC from repaired-rid (Janus does so only when it negotiated the
+///   mid extension, so keep ``HeaderExtensionIDs/mid``). `a=msid` still names the track.
 package struct PublishOffer: Sendable, Hashable, Codable {
     /// The RTP header extension URI of the media identification (`mid`) extension (RFC 8843).
     package static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
@@ -25,12 +35,52 @@ package struct PublishOffer: Sendable, Hashable, Codable {
         package var videoOrientation: UInt8?
         /// The id of `PublishOffer/transportWideCCExtensionURI` (3 by default).
         package var transportWideCC: UInt8?
+        /// The id of the RTP stream id extension (``RTPStreamIDExtension/uri``, 4 by default), offered only with
+        /// ``PublishOffer/simulcast``.
+        package var rid: UInt8?
+        /// The id of the repaired RTP stream id extension (``RTPStreamIDExtension/repairedURI``, 5 by default),
+        /// offered only with ``PublishOffer/simulcast``.
+        package var repairedRid: UInt8?
 
-        /// Creates the set of ids.
-        package init(mid: UInt8? = 1, videoOrientation: UInt8? = 2, transportWideCC: UInt8? = 3) {
+        /// Creates the set of ids. The ids should differ from each other and lie in 1...14 (the RFC 8285 one-byte
+        /// form the packetizer writes); the defaults do.
+        package init(
+            mid: UInt8? = 1, videoOrientation: UInt8? = 2, transportWideCC: UInt8? = 3, rid: UInt8? = 4,
+            repairedRid: UInt8? = 5
+        ) {
             self.mid = mid
             self.videoOrientation = videoOrientation
             self.transportWideCC = transportWideCC
+            self.rid = rid
+            self.repairedRid = repairedRid
+        }
+    }
+
+    /// The simulcast layers of the video (RFC 8853): their rids, highest resolution first.
+    ///
+    /// The order is what Janus expects: with its default `rid_order` ("hml") the first `a=rid` is substream 2 (the
+    /// highest), or substream 1 when there are two; Janus takes at most three rids, of at most 15 bytes each.
+    package struct Simulcast: Sendable, Hashable, Codable {
+        /// The layers' rids (RFC 8851 rid-ids, ``RTPStreamIDExtension/isValid(_:)``), highest resolution first.
+        package private(set) var rids: [String]
+
+        /// The layers `rids`, highest resolution first; `nil` when there are none, one is not a valid rid-id, or
+        /// one repeats.
+        package init?(rids: [String]) {
+            guard !rids.isEmpty, rids.allSatisfy(RTPStreamIDExtension.isValid), Set(rids).count == rids.count
+            else { return nil }
+            self.rids = rids
+        }
+
+        /// Decodes the layers, checked as ``init(rids:)`` checks them.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let rids = try container.decode([String].self, forKey: .rids)
+            guard let valid = Simulcast(rids: rids) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .rids, in: container, debugDescription: "not 1 or more distinct RFC 8851 rid-ids: \(rids)")
+            }
+            self = valid
         }
     }
 
@@ -83,6 +133,9 @@ package struct PublishOffer: Sendable, Hashable, Codable {
     package var framerate: Double?
     /// The `o=` session id.
     package var sessionID: UInt64
+    /// The simulcast layers, or `nil` (the default) for one stream with the declared ``ssrc`` (and the RTX SSRC).
+    /// With layers, ``ssrc`` and ``Retransmission/ssrc`` are not written: see the type's notes.
+    package var simulcast: Simulcast?
 
     /// Creates an offer configuration.
     package init(
@@ -90,8 +143,9 @@ package struct PublishOffer: Sendable, Hashable, Codable {
         cname: String, ssrc: UInt32, payloadType: UInt8 = 96, rtx: Retransmission?, mid: String = "0",
         extensionIDs: HeaderExtensionIDs = HeaderExtensionIDs(),
         rtcpFeedback: [String] = PublishOffer.defaultRTCPFeedback, candidates: [String] = [],
-        framerate: Double? = nil, sessionID: UInt64 = 0, endOfCandidates: Bool = true
+        framerate: Double? = nil, sessionID: UInt64 = 0, endOfCandidates: Bool = true, simulcast: Simulcast? = nil
     ) {
+        self.simulcast = simulcast
         self.endOfCandidates = endOfCandidates
         self.iceUfrag = iceUfrag
         self.icePassword = icePassword
@@ -130,6 +184,13 @@ package struct PublishOffer: Sendable, Hashable, Codable {
             (extensionIDs.transportWideCC, Self.transportWideCCExtensionURI),
         ]
         for case (let id?, let uri) in extensions { attributes.append(Attribute("extmap", "\(id) \(uri)")) }
+        if simulcast != nil {
+            let streamIDs: [(UInt8?, String)] = [
+                (extensionIDs.rid, RTPStreamIDExtension.uri),
+                (extensionIDs.repairedRid, RTPStreamIDExtension.repairedURI),
+            ]
+            for case (let id?, let uri) in streamIDs { attributes.append(Attribute("extmap", "\(id) \(uri)")) }
+        }
         attributes += [
             Attribute("sendonly"),
             Attribute("msid", "\(streamID) \(trackID)"),
@@ -142,13 +203,19 @@ package struct PublishOffer: Sendable, Hashable, Codable {
         if let rtx {
             attributes.append(Attribute("rtpmap", "\(rtx.payloadType) rtx/90000"))
             attributes.append(Attribute("fmtp", "\(rtx.payloadType) apt=\(pt)"))
-            attributes.append(Attribute("ssrc-group", "FID \(ssrc) \(rtx.ssrc)"))
+            if simulcast == nil { attributes.append(Attribute("ssrc-group", "FID \(ssrc) \(rtx.ssrc)")) }
         }
-        for source in [ssrc] + (rtx.map { [$0.ssrc] } ?? []) {
-            attributes.append(Attribute("ssrc", "\(source) cname:\(cname)"))
-            attributes.append(Attribute("ssrc", "\(source) msid:\(streamID) \(trackID)"))
+        if simulcast == nil {
+            for source in [ssrc] + (rtx.map { [$0.ssrc] } ?? []) {
+                attributes.append(Attribute("ssrc", "\(source) cname:\(cname)"))
+                attributes.append(Attribute("ssrc", "\(source) msid:\(streamID) \(trackID)"))
+            }
         }
         if let framerate { attributes.append(Attribute("framerate", Self.format(framerate))) }
+        if let simulcast {
+            attributes += simulcast.rids.map { Attribute("rid", "\($0) send") }
+            attributes.append(Attribute("simulcast", "send " + simulcast.rids.joined(separator: ";")))
+        }
         if !candidates.isEmpty {
             attributes += candidates.map { Attribute("candidate", Self.candidateValue($0)) }
             if endOfCandidates { attributes.append(Attribute("end-of-candidates")) }

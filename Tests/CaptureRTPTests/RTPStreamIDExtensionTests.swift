@@ -1,0 +1,212 @@
+import CaptureCore
+import Testing
+
+@testable import CaptureRTP
+
+@Suite("VP8 packetizer: the rid extension on media, repaired-rid on RTX (RFC 8852)")
+struct RTPStreamIDExtensionTests {
+    /// mid 1, rid 4, repaired-rid 5, transport-wide 3, CVO 2: the ids the publish offer uses.
+    static func simulcastConfiguration(
+        rid: String = "h", repairedRidExtensionID: UInt8? = 5, orientation: Bool = true
+    ) -> RTPPacketizerConfiguration {
+        RTPPacketizerConfiguration(
+            ssrc: 0x1111, initialSequenceNumber: 0xFFFE, initialPictureID: 0,
+            videoOrientationExtensionID: orientation ? 2 : nil, midExtensionID: 1, mid: "0",
+            transportSequenceNumberExtensionID: 3, ridExtensionID: 4, rid: rid,
+            repairedRidExtensionID: repairedRidExtensionID)
+    }
+
+    /// Packetizes `frame` and copies each packet out with its transport-wide offset.
+    static func packetize(
+        _ frame: [UInt8], with packetizer: VP8Packetizer
+    ) -> [(bytes: [UInt8], transportOffset: Int?)] {
+        var packets: [(bytes: [UInt8], transportOffset: Int?)] = []
+        frame.withUnsafeBytes { raw in
+            packetizer.packetize(
+                raw, rtpTimestamp: 9000, isKeyFrame: true, isDroppable: false, rotation: .degrees90
+            ) { (packet: inout OutgoingRTPPacket) in
+                packets.append((Array(packet.bytes), packet.transportSequenceNumberOffset))
+            }
+        }
+        return packets
+    }
+
+    /// The RTX packet for `original` as `RTXPacket.write` builds it with rid 4 and `repairedRidExtensionID`.
+    static func rtx(of original: [UInt8], repairedRidExtensionID: UInt8?) -> [UInt8] {
+        var rtx = [UInt8](repeating: 0xEE, count: original.count + RTXPacket.overhead)
+        let length = original.withUnsafeBytes { source in
+            rtx.withUnsafeMutableBytes {
+                RTXPacket.write(
+                    wrapping: source, into: $0, payloadType: 97, ssrc: 0x2222, sequenceNumber: 7, ridExtensionID: 4,
+                    repairedRidExtensionID: repairedRidExtensionID)
+            }
+        }
+        return Array(rtx.prefix(length))
+    }
+
+    @Test(
+        "every media packet carries mid, then rid, then the transport-wide element at the offset it says; payload intact",
+        arguments: ["h", "layer_2-HIGH", String(repeating: "r", count: 16)], [false, true])
+    func ridOnEveryPacket(rid: String, orientation: Bool) throws {
+        let packetizer = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: rid, orientation: orientation))
+        #expect(packetizer.configuration.ridExtensionID == 4)
+        #expect(packetizer.configuration.repairedRidExtensionID == 5)
+        let frame = RTPTestPackets.frame(size: 5_000, key: true)
+        let packets = Self.packetize(frame, with: packetizer)
+        #expect(packets.count > 1)
+        let lengths = packets.map(\.bytes.count)
+        #expect(lengths.allSatisfy { $0 <= 1200 })
+        #expect((lengths.max() ?? 0) - (lengths.min() ?? 0) <= 1, "whole packets differ by at most one byte")
+        var reassembled: [UInt8] = []
+        for (index, (bytes, transportOffset)) in packets.enumerated() {
+            let (packet, descriptorSize) = try bytes.withUnsafeBytes { raw in
+                let packet = try RTPPacket(parsing: raw)
+                let (_, size) = try VP8PayloadDescriptor.parse(
+                    UnsafeRawBufferPointer(rebasing: raw[packet.payloadRange]))
+                return (packet, size)
+            }
+            let elements = packet.header.extensionElements
+            let isLast = index == packets.count - 1
+            #expect(elements.map(\.id) == [1, 4, 3] + (orientation && isLast ? [2] : []), "mid, rid, transport-wide")
+            #expect(packet.extensionElement(id: 4)?.data == Array(rid.utf8))
+            #expect(packet.extensionElement(id: 5) == nil)
+            // 12-byte header, 4-byte extension header, mid "0" (2 bytes), then the rid element (1 + its length).
+            let ridLocation = bytes.withUnsafeBytes { RTPHeaderExtensionElement.locate(id: 4, in: $0) }
+            #expect(ridLocation?.idOffset == 18)
+            #expect(ridLocation?.dataLength == rid.utf8.count)
+            #expect(transportOffset == 18 + 1 + rid.utf8.count + 1)
+            #expect(
+                bytes.withUnsafeBytes { TransportSequenceNumberExtension.dataOffset(in: $0, id: 3) } == transportOffset)
+            #expect(TransportSequenceNumberExtension.sequenceNumber(in: packet.header, id: 3) == 0)
+            reassembled += bytes[(packet.payloadRange.lowerBound + descriptorSize)..<packet.payloadRange.upperBound]
+        }
+        #expect(reassembled == frame)
+    }
+
+    @Test("a rid that is not an RFC 8851 rid-id of 1…16 bytes, or an id outside 1...14, is not sent; nor is rrid then")
+    func invalidRid() throws {
+        let cases: [(UInt8?, String)] = [
+            (4, ""), (4, String(repeating: "r", count: 17)), (4, "h m"), (4, "hé"), (4, "~h"), (0, "h"), (15, "h"),
+            (nil, "h"),
+        ]
+        for (id, rid) in cases {
+            let packetizer = VP8Packetizer(
+                configuration: RTPPacketizerConfiguration(
+                    midExtensionID: 1, mid: "0", ridExtensionID: id, rid: rid, repairedRidExtensionID: 5))
+            #expect(packetizer.configuration.ridExtensionID == nil, "\(rid)")
+            #expect(packetizer.configuration.repairedRidExtensionID == nil, "\(rid)")
+            let packets = Self.packetize(RTPTestPackets.frame(size: 100, key: true), with: packetizer)
+            let packet = try #require(packets.first).bytes.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            #expect(packet.header.extensionElements.map(\.id) == [1])
+        }
+        // A repaired-rid id outside 1...14, or the rid's own id, is dropped; the rid is still sent.
+        for repaired: UInt8 in [0, 15, 4] {
+            let packetizer = VP8Packetizer(
+                configuration: RTPPacketizerConfiguration(ridExtensionID: 4, rid: "l", repairedRidExtensionID: repaired)
+            )
+            #expect(packetizer.configuration.ridExtensionID == 4)
+            #expect(packetizer.configuration.repairedRidExtensionID == nil)
+        }
+        #expect(RTPStreamIDExtension.isValid("Aa0-_"))
+        #expect(!RTPStreamIDExtension.isValid("a,b"))
+        #expect(!RTPStreamIDExtension.isValid("a;b"))
+    }
+
+    @Test("an RTX copy carries repaired-rid with the same rid and no rid; mid and the transport-wide offset stay")
+    func rtxCarriesRepairedRid() throws {
+        let packetizer = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: "m"))
+        let packets = Self.packetize(RTPTestPackets.frame(size: 3_000, key: true), with: packetizer)
+        for (original, transportOffset) in packets {
+            let rtx = Self.rtx(of: original, repairedRidExtensionID: 5)
+            #expect(rtx.count == original.count + RTXPacket.overhead)
+            let parsed = try rtx.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            let source = try original.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            #expect(parsed.header.ssrc == 0x2222)
+            #expect(parsed.header.payloadType == 97)
+            #expect(parsed.header.sequenceNumber == 7)
+            #expect(
+                parsed.header.extensionElements.map(\.id)
+                    == source.header.extensionElements.map { $0.id == 4 ? 5 : $0.id })
+            #expect(parsed.extensionElement(id: 4) == nil, "no rtp-stream-id on RTX (RFC 8852 §3.2)")
+            #expect(parsed.extensionElement(id: 5)?.data == Array("m".utf8))
+            #expect(parsed.extensionElement(id: 1)?.data == Array("0".utf8))
+            #expect(
+                rtx.withUnsafeBytes { TransportSequenceNumberExtension.dataOffset(in: $0, id: 3) } == transportOffset)
+            let payload = Array(rtx[parsed.payloadRange])
+            let sequenceNumber = source.header.sequenceNumber
+            #expect(Array(payload.prefix(2)) == [UInt8(sequenceNumber >> 8), UInt8(sequenceNumber & 0xFF)])
+            #expect(Array(payload.dropFirst(2)) == Array(original[source.payloadRange]))
+        }
+    }
+
+    @Test("without a repaired-rid id the RTX copy's rid element becomes padding: no id names the stream")
+    func rtxWithoutRepairedRid() throws {
+        let packetizer = VP8Packetizer(
+            configuration: Self.simulcastConfiguration(rid: "low", repairedRidExtensionID: nil))
+        let (original, transportOffset) = try #require(
+            Self.packetize(RTPTestPackets.frame(size: 500, key: true), with: packetizer).first)
+        let rtx = Self.rtx(of: original, repairedRidExtensionID: nil)
+        let parsed = try rtx.withUnsafeBytes { try RTPPacket(parsing: $0) }
+        #expect(parsed.header.extensionElements.map(\.id) == [1, 3, 2], "mid, transport-wide, CVO (one packet)")
+        #expect(Array(rtx[18..<22]) == [0, 0, 0, 0], "the rid element's four bytes are zero padding")
+        #expect(rtx.withUnsafeBytes { TransportSequenceNumberExtension.dataOffset(in: $0, id: 3) } == transportOffset)
+        // The same with a repaired-rid id that does not fit the one-byte form.
+        let invalid = Self.rtx(of: original, repairedRidExtensionID: 15)
+        #expect(invalid == rtx)
+    }
+
+    @Test("RTX rewrites rid in a two-byte block too, and leaves a packet without rid as it was")
+    func rtxOtherHeaders() throws {
+        let fixed: [UInt8] = [0x90, 96, 0x12, 0x34, 0, 0, 0, 9, 0, 0, 0, 7]
+        // Two-byte form (0x1000): padding, rid "hi" under 4, transport-wide under 3; payload 0xAA 0xBB.
+        let twoByte = fixed + [0x10, 0x00, 0, 3, 0, 4, 2, 0x68, 0x69, 3, 2, 0, 0, 0, 0, 0] + [0xAA, 0xBB]
+        let rewritten = Self.rtx(of: twoByte, repairedRidExtensionID: 200)
+        let parsed = try rewritten.withUnsafeBytes { try RTPPacket(parsing: $0) }
+        #expect(parsed.header.extensionForm == .twoByte)
+        #expect(parsed.header.extensionElements.map(\.id) == [200, 3])
+        #expect(parsed.extensionElement(id: 200)?.data == [0x68, 0x69])
+        #expect(Array(rewritten[parsed.payloadRange]) == [0x12, 0x34, 0xAA, 0xBB])
+        let blanked = try Self.rtx(of: twoByte, repairedRidExtensionID: nil).withUnsafeBytes {
+            try RTPPacket(parsing: $0)
+        }
+        #expect(blanked.header.extensionElements.map(\.id) == [3])
+        // No rid element (mid only), or no extension at all: copied unchanged apart from the RTX fields.
+        let midOnly = fixed + [0xBE, 0xDE, 0, 1, 0x10, 0x30, 0, 0] + [0xAA]
+        #expect(Array(Self.rtx(of: midOnly, repairedRidExtensionID: 5)[12..<20]) == Array(midOnly[12..<20]))
+        var plain = fixed + [0xAA]
+        plain[0] = 0x80
+        #expect(Self.rtx(of: plain, repairedRidExtensionID: 5).count == plain.count + 2)
+    }
+
+    @Test("locate: both forms, padding, ID 15, malformed blocks")
+    func locate() {
+        func location(_ bytes: [UInt8], id: UInt8) -> RTPHeaderExtensionElement.Location? {
+            bytes.withUnsafeBytes { RTPHeaderExtensionElement.locate(id: id, in: $0) }
+        }
+        let fixed: [UInt8] = [0x90, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7]
+        // One-byte: a padding byte, mid "0" under 1, rid "ab" under 4, a padding byte.
+        let oneByte = fixed + [0xBE, 0xDE, 0, 2, 0x00, 0x10, 0x30, 0x41, 0x61, 0x62, 0, 0]
+        #expect(
+            location(oneByte, id: 4)
+                == RTPHeaderExtensionElement.Location(form: .oneByte, idOffset: 19, dataOffset: 20, dataLength: 2))
+        #expect(location(oneByte, id: 4)?.elementRange == 19..<22)
+        #expect(location(oneByte, id: 1)?.dataOffset == 18)
+        #expect(location(oneByte, id: 2) == nil)
+        #expect(location(oneByte, id: 0) == nil)
+        // ID 15 stops the parsing: the rid after it is not found.
+        #expect(location(fixed + [0xBE, 0xDE, 0, 1, 0xF0, 0x41, 0x61, 0x62], id: 4) == nil)
+        // A length past the block, a block past the packet, a CSRC count past the end, another profile.
+        #expect(location(fixed + [0xBE, 0xDE, 0, 1, 0x00, 0x00, 0x43, 0x61], id: 4) == nil)
+        #expect(location(Array(oneByte.prefix(20)), id: 4) == nil)
+        var csrcs = oneByte
+        csrcs[0] = 0x9F
+        #expect(location(csrcs, id: 4) == nil)
+        #expect(location(fixed + [0x12, 0x34, 0, 1, 0x41, 0x61, 0x62, 0], id: 4) == nil)
+        // Two-byte: id 4, length 0 (allowed there); a truncated element.
+        #expect(
+            location(fixed + [0x10, 0x00, 0, 1, 4, 0, 0, 0], id: 4)
+                == RTPHeaderExtensionElement.Location(form: .twoByte, idOffset: 16, dataOffset: 18, dataLength: 0))
+        #expect(location(fixed + [0x10, 0x00, 0, 1, 0, 0, 0, 4], id: 4) == nil)
+        #expect(location([], id: 4) == nil)
+    }
+}
