@@ -123,7 +123,8 @@ extension CapturerProbe.Publish {
             + (line.layers ?? []).map { layer in
                 "\n  layer \(layer.index) \(layer.width)x\(layer.height) "
                     + (layer.active
-                        ? "on: target \(layer.targetKbps) encoded \(layer.encodedKbps) kbit/s @ \(layer.fps) fps" : "off")
+                        ? "on: target \(layer.targetKbps) encoded \(layer.encodedKbps) kbit/s @ \(layer.fps) fps"
+                        : "off")
             }.joined()
     }
 }

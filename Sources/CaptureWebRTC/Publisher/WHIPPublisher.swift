@@ -49,6 +49,9 @@ public final class WHIPPublisher: Sendable {
         var startNs: UInt64 = 0
         var answeredAfter: Duration?
         var connectedAfter: Duration?
+        /// The simulcast layers the answer let us send, and the rids it did not accept.
+        var simulcastLayers = 1
+        var rejectedRids: [String] = []
         /// The last transport, kept for statistics after stop.
         var transport: WebRTCTransport?
         var pipeline: SendPipeline?
@@ -153,11 +156,15 @@ public final class WHIPPublisher: Sendable {
             throw error
         }
         let orientationID = answer.extensionIDs[Self.videoOrientationURI]
-        let layers = Self.acceptedLayers(offered: rids, answer: answer)
+        let (layers, rejected) = Self.acceptedLayers(offered: rids, answer: answer)
         if layers < layerCount {
             logger.warning(
                 "the answer accepts fewer simulcast layers than offered",
-                metadata: ["offered": "\(layerCount)", "accepted": "\(layers)"])
+                metadata: ["offered": "\(layerCount)", "accepted": "\(layers)", "rejected": "\(rejected)"])
+        }
+        state.withLock {
+            $0.simulcastLayers = layers
+            $0.rejectedRids = rejected
         }
         let answersNACK = answer.rtcpFeedback.contains("nack")
         let retransmits = configuration.retransmission && answersNACK
@@ -206,7 +213,8 @@ public final class WHIPPublisher: Sendable {
                     encoder: configuration.encoder, minBitrateKbps: configuration.minBitrateKbps,
                     maxBitrateKbps: configuration.maxBitrateKbps, rotatePixels: orientationID == nil,
                     simulcast: layers > 1
-                        ? SimulcastConfiguration(maxLayers: layers, temporalLayers: configuration.encoder.temporalLayers)
+                        ? SimulcastConfiguration(
+                            maxLayers: layers, temporalLayers: configuration.encoder.temporalLayers)
                         : nil),
                 sinks: [transport], logger: logger)
         } catch {
@@ -260,12 +268,15 @@ public final class WHIPPublisher: Sendable {
             ($0.transport, $0.pipeline, $0.answeredAfter, $0.connectedAfter)
         }
         let transport = snapshot.0
-        return WHIPPublisherStatistics(
+        var statistics = WHIPPublisherStatistics(
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
             sender: transport?.mediaStatistics, pipeline: snapshot.1?.statistics, answeredAfter: snapshot.2,
             connectedAfter: snapshot.3, turn: transport?.turnAllocations ?? [],
             trickle: state.withLock { $0.trickle })
+        (statistics.simulcastLayers, statistics.rejectedRids) = state.withLock { ($0.simulcastLayers, $0.rejectedRids) }
+        if statistics.simulcastLayers > 1 { statistics.layerSenders = transport?.layerStatistics ?? [] }
+        return statistics
     }
 
     // MARK: Helpers
@@ -274,14 +285,19 @@ public final class WHIPPublisher: Sendable {
     /// The rids of simulcast layers 0, 1, 2 (lowest resolution first).
     static let simulcastRIDs = ["l", "m", "h"]
 
-    /// How many simulcast layers to send: the offered rids (lowest first) the answer accepts, counted from the lowest
-    /// up to the first it does not (a layer is only useful with every layer under it); 1 when the answer has no
-    /// simulcast or there was none to offer.
-    static func acceptedLayers(offered rids: [String], answer: PublishAnswer) -> Int {
-        guard rids.count > 1, let simulcast = answer.simulcast, answer.ridExtensionID != nil else { return 1 }
+    /// How many simulcast layers to send, and the rids not accepted: the offered rids (lowest first) the answer
+    /// accepts, counted from the lowest up to the first it does not (a layer is only useful with every layer under
+    /// it; paused counts as not accepted); 1 when the answer has no simulcast, no rid extension, or there was none
+    /// to offer. Rids the answer names that were not offered are listed as rejected and otherwise ignored.
+    static func acceptedLayers(offered rids: [String], answer: PublishAnswer) -> (layers: Int, rejected: [String]) {
+        guard rids.count > 1 else { return (1, []) }
+        guard let simulcast = answer.simulcast, answer.ridExtensionID != nil else { return (1, rids) }
         let accepted = Set(simulcast.accepted)
         let count = rids.prefix { accepted.contains($0) }.count
-        return max(1, count)
+        let unknown = (simulcast.accepted + simulcast.paused).filter { !rids.contains($0) }
+        let rejected = rids.filter { !accepted.contains($0) } + unknown
+        // Layer 0 is sent whatever the answer says of it: without a rid it is the one stream.
+        return (max(1, count), rejected)
     }
     static let videoOrientationURI = "urn:3gpp:video-orientation"
 

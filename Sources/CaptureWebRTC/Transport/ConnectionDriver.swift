@@ -45,6 +45,8 @@ struct DriverView {
     var localCandidates: [ICECandidate] = []
     var selectedPair: ICECandidatePair?
     var mediaStatistics: VideoSenderStatistics?
+    /// Each stream's figures, simulcast layer 0 first.
+    var layerStatistics: [VideoSenderStatistics] = []
     var isGatheringComplete = false
     /// The W3C stats as the transport was made, then as the driver thread ended (for a caller refused after that).
     var lastStats: WebRTCStatsReport
@@ -118,7 +120,8 @@ final class DriverShared: Sendable {
         }
         if signal { wake.signal() }
         if let droppedLayer {
-            pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication, simulcastIndex: droppedLayer)
+            pipeline.withLock { $0.pipeline }?.requestKeyFrame(
+                reason: .pictureLossIndication, simulcastIndex: droppedLayer)
         }
     }
 }
@@ -343,7 +346,7 @@ struct DriverLoop {
         let iceState = connection.iceState
         let snapshot = (
             statistics, connection.iceStatistics, connection.turnAllocations, connection.localCandidates,
-            connection.selectedPair, connection.mediaStatistics, connection.isGatheringComplete
+            connection.selectedPair, connection.layerStatistics, connection.isGatheringComplete
         )
         let (connectWaiters, gatherWaiters) = shared.view.withLock { view in
             view.state = state
@@ -353,7 +356,8 @@ struct DriverLoop {
             view.turnAllocations = snapshot.2
             view.localCandidates = snapshot.3
             view.selectedPair = snapshot.4
-            view.mediaStatistics = snapshot.5
+            view.mediaStatistics = snapshot.5.first
+            view.layerStatistics = snapshot.5
             view.isGatheringComplete = snapshot.6
             var connect:
                 [(
