@@ -273,7 +273,7 @@ extension CapturerProbe {
                 let sent = publisher.statistics.sender ?? VideoSenderStatistics()
                 if sent.frames >= limit { break }
                 let nowNs = MonotonicClock.nowNs()
-                recent.append((nowNs, sent.bytes))
+                recent.append((nowNs, publisher.statistics.allStreams.bytes))
                 recent.removeAll { nowNs &- $0.ns > 5_000_000_000 }
                 if let due = nextStatsNs, nowNs >= due, let statsInterval {
                     let (line, sample) = Self.statsLine(
@@ -315,7 +315,8 @@ extension CapturerProbe {
                 patchesRefused: statistics.trickle.patchesRefused, patchesFailed: statistics.trickle.patchesFailed,
                 endOfCandidatesSent: statistics.trickle.endOfCandidatesSent,
                 framesCaptured: run.capturer.statistics.framesCaptured,
-                framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: sent.packets, bytes: sent.bytes,
+                framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: statistics.allStreams.packets,
+                bytes: statistics.allStreams.bytes,
                 keyFramesSent: sent.keyFramesSent, plisReceived: sent.plisReceived, firsReceived: sent.firsReceived,
                 keyFramesRequested: sent.keyFramesRequested, keyFrameRequestsThrottled: sent.keyFrameRequestsThrottled,
                 nacksReceived: sent.nacksReceived, packetsRequested: sent.packetsRequested,
@@ -323,7 +324,7 @@ extension CapturerProbe {
                 firstTransmissionsDropped: sent.firstTransmissionsDropped, rembsReceived: sent.rembsReceived,
                 lastRembKbps: sent.lastRequestedBitrateKbps, targetBitrateKbps: encoded.currentTargetKbps,
                 lossBasedEstimateKbps: sent.lossBasedEstimateKbps,
-                bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
+                bitrateKbps: (Double(statistics.allStreams.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
                 lastFiveSecondsKbps: window, rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) },
                 stunIntegrityFailures: statistics.ice.integrityFailures,
                 mediaBlocked: statistics.transport.mediaBlocked,
@@ -384,6 +385,14 @@ extension CapturerProbe {
             \(r.stunIntegrityFailures) STUN integrity failures
             """
         }
+    }
+}
+
+extension WHIPPublisherStatistics {
+    /// The media packets and bytes of every stream sent (each simulcast layer's, or the one stream's).
+    var allStreams: (packets: Int, bytes: Int) {
+        let senders = layerSenders.isEmpty ? (sender.map { [$0] } ?? []) : layerSenders
+        return (senders.reduce(0) { $0 + $1.packets }, senders.reduce(0) { $0 + $1.bytes })
     }
 }
 

@@ -74,7 +74,9 @@ extension CapturerProbe.Publish {
         let encoded = statistics.pipeline ?? SendPipelineStatistics()
         let twcc = statistics.transport.transportWideCC
         let pacer = statistics.transport.pacer
-        let bytes = sent.bytes + sent.retransmittedBytes + sent.paddingBytes
+        // Every stream's bytes: with simulcast, each layer's sender counts its own.
+        let senders = statistics.layerSenders.isEmpty ? [sent] : statistics.layerSenders
+        let bytes = senders.reduce(0) { $0 + $1.bytes + $1.retransmittedBytes + $1.paddingBytes }
         let sample = StatsSample(
             ns: nowNs, bytes: bytes, frames: encoded.framesEncoded, reportedLost: twcc.packetsReportedLost,
             reportedReceived: twcc.packetsReportedReceived,
@@ -108,7 +110,11 @@ extension CapturerProbe.Publish {
             height: encoded.currentOutputSize?.height,
             fps: perSecond(encoded.framesEncoded, previous?.frames).rounded(places: 1),
             limitation: encoded.qualityLimitationReason.rawValue, droppingFrames: pacer?.isDroppingFrames ?? false)
-        if !layers.isEmpty { line.layers = layers }
+        if !layers.isEmpty {
+            line.layers = layers
+            // The frame rate of the capture as encoded: the top active layer's (each layer counts its own frames).
+            line.fps = layers.last(where: \.active)?.fps ?? 0
+        }
         return (line, sample)
     }
 
