@@ -54,7 +54,7 @@ struct BenchOptions {
                    capture-bench pipeline --size WxH [--input FILE --format YUYV|MJPG] [--frames N] [--kbps K] [--fps F]
                                      [--streams N] [--warmup W] [--ivf out.ivf]
                    capture-bench send --size WxH [--frames N] [--warmup W] [--kbps K] [--srtp no|cm80|gcm] [--webrtc yes] [--paced yes]
-                                     [--scope all|sender]
+                                     [--scope all|sender] [--rid h]
 
             """)
     }

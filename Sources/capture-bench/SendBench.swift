@@ -14,7 +14,8 @@ import Synchronization
 /// The send path: the synthetic camera (unpaced unless `--paced yes`) → `SendPipeline` (VP8) → `VideoSender` (plain
 /// RTP, or SRTP with `--srtp cm80|gcm`, `yes` being cm80) → a loopback UDP socket that only drains. `--webrtc yes`
 /// adds what a WebRTC sender does per packet: the RTX history (every packet stored in the fixed ring), the `sdes:mid`
-/// and video-orientation header extensions, and AEAD_AES_128_GCM unless `--srtp` says otherwise. With the malloc interposer preloaded
+/// and video-orientation header extensions, and AEAD_AES_128_GCM unless `--srtp` says otherwise; `--rid h` adds a
+/// simulcast layer's `sdes:rtp-stream-id` element (and the repaired-rid id its RTX would use). With the malloc interposer preloaded
 /// (`LD_PRELOAD=libMallocInterposerSwift.so`, as for `capture`), it counts heap allocations between sent frame
 /// `warmup` and frame `warmup + frames`: on every thread (`--scope all`, the default: capture, conversion, encoder,
 /// sender, RTCP and drain threads), or only while `VideoSender.consume` runs (`--scope sender`: packetize, protect,
@@ -29,6 +30,8 @@ struct SendBench {
     let paced: Bool
     let senderOnly: Bool
     let isolated: Bool
+    /// The layer's rid (`--rid`), or `nil`.
+    let rid: String?
 
     init(_ options: BenchOptions) throws(CaptureError) {
         size = try options.dimensions()
@@ -44,6 +47,7 @@ struct SendBench {
         }
         paced = options.values["paced"] == "yes"
         isolated = options.values["isolated"] == "yes"
+        rid = options.values["rid"]
         switch options.values["scope"] ?? "all" {
         case "all": senderOnly = false
         case "sender": senderOnly = true
@@ -62,6 +66,11 @@ struct SendBench {
             packetizer.midExtensionID = 1
             packetizer.mid = "0"
             packetizer.videoOrientationExtensionID = 3
+        }
+        if let rid {
+            packetizer.ridExtensionID = 4
+            packetizer.rid = rid
+            packetizer.repairedRidExtensionID = 5
         }
         let sender = try VideoSender(
             configuration: VideoSenderConfiguration(

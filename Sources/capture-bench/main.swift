@@ -8,7 +8,7 @@
 //   capture-bench pipeline --size WxH [--input FILE --format YUYV|MJPG|…] [--frames 150] [--kbps 1500] [--fps 30]
 //                     [--streams N] [--warmup 10] [--ivf out.ivf]
 //   capture-bench send --size 640x480 [--frames 1000] [--warmup 100] [--kbps 1000] [--srtp yes] [--paced yes]
-//                     [--scope all|sender]
+//                     [--scope all|sender] [--webrtc yes] [--rid h]
 //   capture-bench idle [--pairs N] [--seconds S]   (idle WebRTC connections: threads, wake-ups, CPU)
 //   capture-bench connection [--frames N] [--warmup W] [--bytes B]   (the connection's send path: allocations)
 //   capture-bench twcc [--packets N] [--warmup W]   (TWCC send history and feedback generator: allocations)

@@ -28,9 +28,10 @@ extension CapturerProbe {
 
         @Option(
             help: ArgumentHelp(
-                "The highest bit rate in kbit/s: the congestion controller's ceiling (REMB and TMMBR cap it lower).",
+                "The highest bit rate in kbit/s: the congestion controller's ceiling (REMB and TMMBR cap it lower); "
+                    + "default 2500, or with --simulcast what the layers can use (libwebrtc's table: 3150 at 1280x720).",
                 valueName: "kbps"))
-        var bitrate = 2_500
+        var bitrate: Int?
 
         @Option(
             help: ArgumentHelp(
@@ -83,8 +84,18 @@ extension CapturerProbe {
         @Option(
             help: ArgumentHelp(
                 "VP8 temporal layers: 1, 2 (L1T2: 15 + 15 fps) or 3 (L1T3: 7.5 + 7.5 + 15 fps), which an SFU thins by"
-                    + " layer.", valueName: "N"))
-        var temporalLayers = 1
+                    + " layer; default 1, or 3 with --simulcast (libwebrtc's default).", valueName: "N"))
+        var temporalLayers: Int?
+
+        @Flag(
+            help: ArgumentHelp(
+                "Simulcast: up to three encodings (rids l, m, h; each its own SSRC and RTX), as many as the capture"
+                    + " size allows (libwebrtc's rule: 1280x720 gives 3, 640x480 2), the target shared among them"
+                    + " bottom-up; an SFU serves each viewer the one that suits it."))
+        var simulcast = false
+
+        @Option(help: ArgumentHelp("With --simulcast, at most this many encodings: 2 or 3.", valueName: "N"))
+        var simulcastLayers = 3
 
         @Option(help: "Frames to send (default 300 unless --seconds is given).")
         var frames: Int?
@@ -111,7 +122,11 @@ extension CapturerProbe {
             if frames != nil, seconds != nil { throw ValidationError("give either --frames or --seconds, not both") }
             if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
             if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be positive") }
-            guard (1...3).contains(temporalLayers) else { throw ValidationError("--temporal-layers must be 1, 2 or 3") }
+            if let temporalLayers, !(1...3).contains(temporalLayers) {
+                throw ValidationError("--temporal-layers must be 1, 2 or 3")
+            }
+            guard (2...3).contains(simulcastLayers) else { throw ValidationError("--simulcast-layers must be 2 or 3") }
+            let bitrate = bitrate ?? (simulcast ? 100_000 : 2_500)
             guard (30...100_000).contains(bitrate) else {
                 throw ValidationError("--bitrate must be 30...100000 kbit/s")
             }
@@ -199,10 +214,19 @@ extension CapturerProbe {
         mutating func run() async throws {
             let resolved = try source.resolve()
             let selection = try request.select(on: resolved)
+            let layers = simulcast ? simulcastLayers : 1
+            // With simulcast, the ceiling is what the layers of the selected size can use (every lower layer's target
+            // and the top layer's maximum), unless given.
+            let bitrate =
+                bitrate
+                ?? (simulcast
+                    ? SimulcastLayout(
+                        input: selection.dimensions, maxLayers: layers, temporalLayers: temporalLayers ?? 3
+                    ).bitrateRange.upperBound : 2_500)
             let start = startBitrate ?? min(bitrate, congestionControl == .transportWide ? 300 : 1_000)
             var encoder = VP8EncoderConfiguration(targetBitrateKbps: start, framerate: max(1, selection.fps))
             encoder.keyFrameInterval = max(1, Int((max(1, selection.fps) * 10).rounded()))
-            encoder.temporalLayers = temporalLayers
+            encoder.temporalLayers = temporalLayers ?? (simulcast ? 3 : 1)
             var publisherConfiguration = WHIPPublisherConfiguration(
                 endpoint: URL(string: whip) ?? URL(fileURLWithPath: "/"), bearerToken: token,
                 iceServers: iceServers.compactMap {
@@ -214,6 +238,7 @@ extension CapturerProbe {
                 metricsDeviceID: resolved.device.id, iceTransportPolicy: iceTransportPolicy,
                 congestionControl: congestionControl)
             publisherConfiguration.probesStaleEstimate = probeStaleEstimate
+            publisherConfiguration.simulcastLayers = layers
             let publisher = WHIPPublisher(configuration: publisherConfiguration)
             let interrupted = InterruptFlag()
             let signals = interrupted.watch([SIGINT, SIGTERM])
@@ -248,7 +273,7 @@ extension CapturerProbe {
                 let sent = publisher.statistics.sender ?? VideoSenderStatistics()
                 if sent.frames >= limit { break }
                 let nowNs = MonotonicClock.nowNs()
-                recent.append((nowNs, sent.bytes))
+                recent.append((nowNs, publisher.statistics.allStreams.bytes))
                 recent.removeAll { nowNs &- $0.ns > 5_000_000_000 }
                 if let due = nextStatsNs, nowNs >= due, let statsInterval {
                     let (line, sample) = Self.statsLine(
@@ -290,7 +315,8 @@ extension CapturerProbe {
                 patchesRefused: statistics.trickle.patchesRefused, patchesFailed: statistics.trickle.patchesFailed,
                 endOfCandidatesSent: statistics.trickle.endOfCandidatesSent,
                 framesCaptured: run.capturer.statistics.framesCaptured,
-                framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: sent.packets, bytes: sent.bytes,
+                framesEncoded: encoded.framesEncoded, framesSent: sent.frames, packets: statistics.allStreams.packets,
+                bytes: statistics.allStreams.bytes,
                 keyFramesSent: sent.keyFramesSent, plisReceived: sent.plisReceived, firsReceived: sent.firsReceived,
                 keyFramesRequested: sent.keyFramesRequested, keyFrameRequestsThrottled: sent.keyFrameRequestsThrottled,
                 nacksReceived: sent.nacksReceived, packetsRequested: sent.packetsRequested,
@@ -298,7 +324,7 @@ extension CapturerProbe {
                 firstTransmissionsDropped: sent.firstTransmissionsDropped, rembsReceived: sent.rembsReceived,
                 lastRembKbps: sent.lastRequestedBitrateKbps, targetBitrateKbps: encoded.currentTargetKbps,
                 lossBasedEstimateKbps: sent.lossBasedEstimateKbps,
-                bitrateKbps: (Double(sent.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
+                bitrateKbps: (Double(statistics.allStreams.bytes) * 8 / 1_000 / streamSeconds).rounded(places: 1),
                 lastFiveSecondsKbps: window, rttMs: sent.roundTripTime.map { $0.inMilliseconds.rounded(places: 2) },
                 stunIntegrityFailures: statistics.ice.integrityFailures,
                 mediaBlocked: statistics.transport.mediaBlocked,
@@ -359,6 +385,14 @@ extension CapturerProbe {
             \(r.stunIntegrityFailures) STUN integrity failures
             """
         }
+    }
+}
+
+extension WHIPPublisherStatistics {
+    /// The media packets and bytes of every stream sent (each simulcast layer's, or the one stream's).
+    var allStreams: (packets: Int, bytes: Int) {
+        let senders = layerSenders.isEmpty ? (sender.map { [$0] } ?? []) : layerSenders
+        return (senders.reduce(0) { $0 + $1.packets }, senders.reduce(0) { $0 + $1.bytes })
     }
 }
 

@@ -36,6 +36,23 @@ extension CapturerProbe.Publish {
         var limitation: String
         /// Whether the encoder is told to drop frames (the congestion window full, or over a second queued).
         var droppingFrames: Bool
+        /// With `--simulcast`, each layer, lowest first.
+        var layers: [LayerLine]?
+    }
+
+    /// One simulcast layer in a ``StatsLine``.
+    struct LayerLine: Codable, Sendable, Hashable {
+        /// 0 is the lowest resolution.
+        var index: Int
+        var width: Int
+        var height: Int
+        /// Whether the allocator has it on (encoded and sent).
+        var active: Bool
+        /// Its share of the target, kbit/s.
+        var targetKbps: Int
+        /// What its encoder produced over the interval, kbit/s, and frames a second.
+        var encodedKbps: Double
+        var fps: Double
     }
 
     /// What the previous line was computed from.
@@ -45,6 +62,8 @@ extension CapturerProbe.Publish {
         var frames: Int
         var reportedLost: Int
         var reportedReceived: Int
+        /// Each simulcast layer's frames and encoded bytes.
+        var layers: [(frames: Int, bytes: Int)]
     }
 
     /// The line for the interval from `previous` to `statistics` at `nowNs` (and the sample the next starts from).
@@ -55,10 +74,13 @@ extension CapturerProbe.Publish {
         let encoded = statistics.pipeline ?? SendPipelineStatistics()
         let twcc = statistics.transport.transportWideCC
         let pacer = statistics.transport.pacer
-        let bytes = sent.bytes + sent.retransmittedBytes + sent.paddingBytes
+        // Every stream's bytes: with simulcast, each layer's sender counts its own.
+        let senders = statistics.layerSenders.isEmpty ? [sent] : statistics.layerSenders
+        let bytes = senders.reduce(0) { $0 + $1.bytes + $1.retransmittedBytes + $1.paddingBytes }
         let sample = StatsSample(
             ns: nowNs, bytes: bytes, frames: encoded.framesEncoded, reportedLost: twcc.packetsReportedLost,
-            reportedReceived: twcc.packetsReportedReceived)
+            reportedReceived: twcc.packetsReportedReceived,
+            layers: encoded.layers.map { ($0.framesEncoded, $0.bytesEncoded) })
         let seconds = previous.map { Double(nowNs &- $0.ns) / 1e9 } ?? 0
         func perSecond(_ now: Int, _ before: Int?) -> Double {
             guard let before, seconds > 0 else { return 0 }
@@ -68,7 +90,15 @@ extension CapturerProbe.Publish {
         let received = twcc.packetsReportedReceived - (previous?.reportedReceived ?? 0)
         let twccLoss = lost + received > 0 ? Double(lost) / Double(lost + received) : 0
         let loss = twcc.isSending ? twccLoss : sent.remoteFractionLost
-        let line = StatsLine(
+        let layers = encoded.layers.enumerated().map { position, layer in
+            let before = previous?.layers.indices.contains(position) == true ? previous?.layers[position] : nil
+            return LayerLine(
+                index: layer.index, width: layer.dimensions.width, height: layer.dimensions.height,
+                active: layer.isActive, targetKbps: layer.targetKbps,
+                encodedKbps: (perSecond(layer.bytesEncoded, before?.bytes) * 8 / 1_000).rounded(places: 1),
+                fps: perSecond(layer.framesEncoded, before?.frames).rounded(places: 1))
+        }
+        var line = StatsLine(
             t: (Double(nowNs &- startNs) / 1e9).rounded(places: 2),
             estimateKbps: twcc.estimatedBitrate.map { $0 / 1_000 },
             estimateLimitation: twcc.limitation, targetKbps: encoded.currentTargetKbps,
@@ -80,6 +110,11 @@ extension CapturerProbe.Publish {
             height: encoded.currentOutputSize?.height,
             fps: perSecond(encoded.framesEncoded, previous?.frames).rounded(places: 1),
             limitation: encoded.qualityLimitationReason.rawValue, droppingFrames: pacer?.isDroppingFrames ?? false)
+        if !layers.isEmpty {
+            line.layers = layers
+            // The frame rate of the capture as encoded: the top active layer's (each layer counts its own frames).
+            line.fps = layers.last(where: \.active)?.fps ?? 0
+        }
         return (line, sample)
     }
 
@@ -91,5 +126,11 @@ extension CapturerProbe.Publish {
             + "pacer \(line.pacerQueueMs.map { "\($0)" } ?? "-") ms; rtt \(line.rttMs.map { "\($0)" } ?? "-") ms; "
             + "loss \(line.loss); \(size) @ \(line.fps) fps; limited by \(line.limitation)"
             + (line.droppingFrames ? "; dropping frames" : "")
+            + (line.layers ?? []).map { layer in
+                "\n  layer \(layer.index) \(layer.width)x\(layer.height) "
+                    + (layer.active
+                        ? "on: target \(layer.targetKbps) encoded \(layer.encodedKbps) kbit/s @ \(layer.fps) fps"
+                        : "off")
+            }.joined()
     }
 }

@@ -1,8 +1,9 @@
-import CaptureCall
 import CaptureCore
 import CaptureNet
 import CaptureRTP
 import Testing
+
+@testable import CaptureCall
 
 @Suite("VideoSender: a simulcast layer's rid on media, repaired-rid on its RTX (RFC 8852)")
 struct SenderStreamIDTests {
@@ -64,5 +65,39 @@ struct SenderStreamIDTests {
         let rtx = try #require(try SenderRetransmissionTests.rtp(transport.datagrams).last)
         #expect(rtx.header.ssrc == 0xBEEF)
         #expect(rtx.header.extensionElements.map(\.id) == [1])
+    }
+
+    @Test("a layer's padding probes carry mid and repaired-rid on the RTX SSRC; a single stream's do not")
+    func paddingOnALayer() throws {
+        for rid in ["l", ""] {
+            let session = try RTPSendSession(
+                configuration: VideoSenderConfiguration(
+                    remote: .loopbackIPv4(port: 9), rtcpMux: true,
+                    packetizer: RTPPacketizerConfiguration(
+                        ssrc: 0xCAFE, midExtensionID: 1, mid: "0", transportSequenceNumberExtensionID: 3,
+                        ridExtensionID: 4, rid: rid, repairedRidExtensionID: 5),
+                    retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: 0xBEEF)),
+                nowNs: 0, transportWide: TransportWideSender(extensionID: 3, initialSequenceNumber: 40))
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1_300, alignment: 16)
+            defer { buffer.deallocate() }
+            let length = session.writePadding(into: buffer, size: 200)
+            #expect(length == 200, "the size asked for, whatever the header")
+            var sent: [[UInt8]] = []
+            #expect(
+                session.transmit(buffer, length: length, kind: .padding, probeClusterID: 1, nowNs: 0) {
+                    sent.append(Array($0))
+                    return true
+                })
+            let bytes = try #require(sent.first)
+            let packet = try bytes.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            #expect(packet.header.ssrc == 0xBEEF)
+            #expect(TransportSequenceNumberExtension.sequenceNumber(in: packet.header, id: 3) == 40)
+            if rid.isEmpty {
+                #expect(packet.header.extensionElements.map(\.id) == [3])
+            } else {
+                #expect(packet.header.extensionElements.map(\.id) == [1, 5, 3])
+                #expect(packet.extensionElement(id: 5)?.data == Array(rid.utf8))
+            }
+        }
     }
 }

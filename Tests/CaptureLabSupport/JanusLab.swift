@@ -129,16 +129,52 @@ package struct JanusLab: Sendable {
         }
     }
 
-    /// Publishes headless Chromium's fake camera (640x480) to the WHIP endpoint (room 1234) from the publisher
-    /// namespace for `seconds` after its first sent frame: a reference publisher to check the lab with.
-    package func chromiumPublish(seconds: Int) async throws -> ViewerResult {
-        let result = try await ExternalProcess.run(Self.script, ["publish", runDirectory.path, "", "\(seconds)"])
+    /// Publishes headless Chromium's fake camera (640x480 at 30 fps) to the WHIP endpoint (room 1234) from the
+    /// publisher namespace for `seconds` after its first sent frame: a reference publisher to check the lab with.
+    ///
+    /// With `simulcast` (2 or 3) it publishes 1280x720 as that many encodings, rids `h`, `m`, `l` listed highest first
+    /// (Janus's default rid order), L1T3 each, and the result's `encodings` has each one's figures (see
+    /// `Fixtures/webrtc/viewer.html`); the room must not cap it (`lab-up --room-bitrate 0`). `query` adds page
+    /// parameters (`&series=500`, `&order=asc`, `&scalability=none`, `&width=…`); `fakeVideo` is a Y4M clip (header
+    /// `C420`) for the camera to play instead of the test pattern.
+    package func chromiumPublish(
+        seconds: Int, simulcast: Int = 0, query: String = "", fakeVideo: URL? = nil
+    ) async throws -> ViewerResult {
+        var page = ""
+        if simulcast > 0 || !query.isEmpty {
+            guard let whipURL else { throw LabFailure(description: "the lab printed no whip_url") }
+            page = "mode=whip-publish&url=\(whipURL)" + (simulcast > 0 ? "&simulcast=\(simulcast)" : "") + query
+        }
+        var arguments = ["publish", runDirectory.path, page, "\(seconds)"]
+        if let fakeVideo { arguments += ["--fake-video", fakeVideo.path] }
+        let result = try await ExternalProcess.run(Self.script, arguments)
         let line = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
         do {
             return try JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8))
         } catch {
             throw LabFailure(description: "publisher gave no result (\(result.status)): \(result.stderrText)")
         }
+    }
+
+    /// Starts the delay line between the publisher and Janus (a lab brought up with `--link`) with `profile`, one CSV
+    /// line per frame into `csv`: `Scripts/webrtc-peers link-start`. Its timeline starts at the first RTP packet
+    /// forward.
+    package func startLink(_ profile: LinkProfile, csv: URL) async throws {
+        let file = runDirectory.appendingPathComponent("link-\(profile.name).json")
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        try encoder.encode(profile).write(to: file)
+        let result = try await ExternalProcess.run(Self.script, ["link-start", runDirectory.path, file.path, csv.path])
+        guard result.status == 0 else { throw LabFailure(description: "link-start failed: \(result.stderrText)") }
+    }
+
+    /// Stops the delay line and returns its summary (`nil` when it printed none).
+    package func stopLink() async throws -> LinkSummary? {
+        let result = try await ExternalProcess.run(Self.script, ["link-stop", runDirectory.path])
+        guard let line = result.stdoutText.split(separator: "\n").last else { return nil }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try? decoder.decode(LinkSummary.self, from: Data(line.utf8))
     }
 
     /// Whether the viewer `role`'s PeerConnection is up (`view` creates this marker), to start a publisher after it.
@@ -187,6 +223,108 @@ package struct JanusLab: Sendable {
     }
 }
 
+/// The query of a VideoRoom viewer of a simulcast publisher (`Fixtures/webrtc/viewer.html`, `mode=videoroom`): the
+/// substream and temporal layer asked for in the join, then a schedule of `configure` requests; its result's `phases`
+/// have the figures of each.
+package struct ViewerLayers: Sendable {
+    /// One `configure` request, `at` seconds after the first decoded frame.
+    package struct Step: Sendable {
+        package var at: Double
+        package var substream: Int?
+        package var temporal: Int?
+
+        package init(at: Double, substream: Int? = nil, temporal: Int? = nil) {
+            self.at = at
+            self.substream = substream
+            self.temporal = temporal
+        }
+    }
+
+    /// The substream asked for in the join (0 the lowest; Janus's default 2).
+    package var substream: Int?
+    /// The temporal layer asked for in the join (0 the base layer; Janus's default 2).
+    package var temporal: Int?
+    /// The `configure` requests.
+    package var plan: [Step]
+    /// Seconds left out at the start of each phase before its frame rate is measured.
+    package var settle: Double
+    /// Also a `getStats()` sample every `series` ms (`ViewerResult.series`).
+    package var series: Int?
+    /// The VideoRoom room.
+    package var room: Int
+
+    package init(
+        substream: Int? = nil, temporal: Int? = nil, plan: [Step] = [], settle: Double = 1, series: Int? = nil,
+        room: Int = 1234
+    ) {
+        self.substream = substream
+        self.temporal = temporal
+        self.plan = plan
+        self.settle = settle
+        self.series = series
+        self.room = room
+    }
+
+    /// The page's query string.
+    package var query: String {
+        var query = "mode=videoroom&room=\(room)"
+        if let substream { query += "&substream=\(substream)" }
+        if let temporal { query += "&temporal=\(temporal)" }
+        if !plan.isEmpty {
+            query +=
+                "&plan="
+                + plan.map { step in
+                    (step.substream.map { "s\($0)" } ?? "") + (step.temporal.map { "t\($0)" } ?? "") + "@\(step.at)"
+                }.joined(separator: ",")
+        }
+        query += "&settle=\(settle)"
+        if let series { query += "&series=\(series)" }
+        return query
+    }
+}
+
+/// A `Scripts/lab/linkem.py` profile: each direction's steps (rate, delay, queue) on the timeline that starts at the
+/// first RTP packet forward (publisher to Janus).
+package struct LinkProfile: Encodable, Sendable {
+    /// One step: from `atS` on, what it sets (what it leaves out is inherited from the step before).
+    package struct Step: Encodable, Sendable {
+        package var atS: Double
+        package var rateKbps: Double?
+        package var delayMs: Double?
+        package var queueMs: Double?
+
+        package init(atS: Double, rateKbps: Double? = nil, delayMs: Double? = nil, queueMs: Double? = nil) {
+            self.atS = atS
+            self.rateKbps = rateKbps
+            self.delayMs = delayMs
+            self.queueMs = queueMs
+        }
+    }
+
+    package var name: String
+    package var durationS: Double
+    package var seed = 1
+    /// Publisher to Janus.
+    package var fwd: [Step]
+    /// Janus to publisher (RTCP).
+    package var rev: [Step]
+
+    package init(name: String, durationS: Double, fwd: [Step], rev: [Step]) {
+        self.name = name
+        self.durationS = durationS
+        self.fwd = fwd
+        self.rev = rev
+    }
+}
+
+/// The summary line `Scripts/lab/linkem.py` prints when it stops (a subset).
+package struct LinkSummary: Decodable, Sendable {
+    /// The timeline's zero on the wall clock (seconds since the Unix epoch): the first RTP packet forward.
+    package var t0Realtime: Double?
+    /// How long the delay line ran, seconds.
+    package var seconds: Double?
+}
+
 /// A lab step that failed.
 package struct LabFailure: Error, CustomStringConvertible {
     /// What went wrong.
@@ -214,7 +352,7 @@ package struct ViewerResult: Decodable, Sendable {
         package var jitter: Double
     }
 
-    /// The outbound-rtp figures (`mode=whip-publish`).
+    /// The outbound-rtp figures (`mode=whip-publish`; with simulcast, the first encoding's: the highest).
     package struct Outbound: Decodable, Sendable {
         package var framesEncoded: Int
         package var framesSent: Int
@@ -224,6 +362,120 @@ package struct ViewerResult: Decodable, Sendable {
         package var nackCount: Int
         package var pliCount: Int
         package var retransmittedPacketsSent: Int
+    }
+
+    /// One encoding's outbound-rtp figures at the end of a `mode=whip-publish` run, with its rates over the run.
+    package struct Encoding: Decodable, Sendable {
+        /// The rid (`nil` without simulcast).
+        package var rid: String?
+        package var active: Bool?
+        package var frameWidth: Int
+        package var frameHeight: Int
+        package var framesSent: Int
+        package var keyFramesEncoded: Int
+        package var pliCount: Int
+        package var nackCount: Int
+        /// The encoder's target, bit/s.
+        package var targetBitrate: Double
+        package var qualityLimitationReason: String?
+        package var scalabilityMode: String?
+        package var encoderImplementation: String?
+        /// Frames sent per second over the run (from its first sent frame).
+        package var fps: Double?
+        /// kbit/s sent over the run (`bytesSent`, which counts Chromium's padding on the encoding that carries it).
+        package var kbps: Double?
+        /// Frames sent per second over the last 2 s.
+        package var lastFps: Double?
+        /// kbit/s sent over the last 2 s.
+        package var lastKbps: Double?
+    }
+
+    /// What the camera delivers (`mode=whip-publish`: the track's settings).
+    package struct Capture: Decodable, Sendable {
+        package var width: Int?
+        package var height: Int?
+        package var frameRate: Double?
+        package var label: String?
+    }
+
+    /// One phase of a VideoRoom viewer (`ViewerLayers`): the join's layers until the first `configure`, then one per
+    /// `configure`.
+    package struct Phase: Decodable, Sendable {
+        /// The substream asked for (`nil`: unchanged).
+        package var substream: Int?
+        /// The temporal layer asked for (`nil`: unchanged).
+        package var temporal: Int?
+        /// The plan step's time (`nil` for the join's phase), seconds after the first decoded frame.
+        package var step: Double?
+        /// When the phase started and ended, ms after the first decoded frame.
+        package var startMs: Double
+        package var endMs: Double
+        /// When Janus acknowledged the `configure`.
+        package var ackMs: Double?
+        /// The decoded size at the end of the phase.
+        package var frameWidth: Int
+        package var frameHeight: Int
+        /// Every decoded size seen once settled, `WxH`.
+        package var sizes: [String]
+        /// The measured part (the phase without its first `settle` seconds), its frames and frame rate.
+        package var seconds: Double
+        package var framesDecoded: Int
+        package var fps: Double?
+        /// kbit/s received over the measured part.
+        package var kbps: Double?
+        /// Freezes (W3C) over the whole phase: how many, and their total length in seconds.
+        package var freezeCount: Int
+        package var freezesDuration: Double
+        /// The longest time without a newly decoded frame in the phase, ms (at the polls' 100 ms resolution).
+        package var longestGapMs: Double
+    }
+
+    /// A `substream` or `temporal` event of Janus's VideoRoom, as the viewer received it.
+    package struct LayerEvent: Decodable, Sendable {
+        /// ms after the first decoded frame (negative: before it).
+        package var ms: Double?
+        /// Wall-clock time, ms since the Unix epoch.
+        package var epochMs: Double
+        package var mid: String?
+        package var substream: Int?
+        package var temporal: Int?
+    }
+
+    /// One stream of Janus's answer to the viewer's join.
+    package struct SubscribedStream: Decodable, Sendable {
+        package var type: String?
+        package var mid: String?
+        package var codec: String?
+        /// Present when Janus took the publisher's stream for simulcast: its substream and temporal layer state.
+        package var simulcast: [String: Int]?
+    }
+
+    /// One `getStats()` sample of `series=MS`: a viewer's inbound-rtp figures, or a publisher's outbound-rtp ones.
+    package struct Sample: Decodable, Sendable {
+        /// Wall-clock time, ms since the Unix epoch.
+        package var epochMs: Double
+        package var framesDecoded: Int?
+        package var frameWidth: Int?
+        package var frameHeight: Int?
+        package var freezeCount: Int?
+        package var totalFreezesDuration: Double?
+        package var bytesReceived: Int?
+        package var bytesSent: Int?
+        /// Chromium's send-side estimate, bit/s (publisher).
+        package var availableOutgoingBitrate: Double?
+        /// Each encoding (a simulcast publisher).
+        package var encodings: [EncodingSample]?
+    }
+
+    /// One encoding in a publisher's `Sample`.
+    package struct EncodingSample: Decodable, Sendable {
+        package var rid: String?
+        package var framesSent: Int
+        package var frameWidth: Int
+        package var frameHeight: Int
+        package var bytesSent: Int
+        package var targetBitrate: Double
+        package var qualityLimitationReason: String?
     }
 
     /// Milliseconds since the page loaded.
@@ -244,6 +496,25 @@ package struct ViewerResult: Decodable, Sendable {
     package var inbound: Inbound?
     /// The sent video's figures (`mode=whip-publish`).
     package var outbound: Outbound?
+    /// Each encoding's figures (`mode=whip-publish`), in the order of the sender's encodings.
+    package var encodings: [Encoding]?
+    /// What the camera delivered (`mode=whip-publish`).
+    package var capture: Capture?
+    /// The offer's `a=rid` lines in order, without `a=rid:` (`mode=whip-publish`).
+    package var offerRids: [String]?
+    /// The offer's `a=simulcast` line (`mode=whip-publish`).
+    package var simulcastLine: String?
+    /// The SDP offer (the page's for `whip-publish`, Janus's otherwise) and answer.
+    package var offer: String?
+    package var answer: String?
+    /// The phases of a VideoRoom viewer (`ViewerLayers`).
+    package var phases: [Phase]?
+    /// Janus's `substream`/`temporal` events (`mode=videoroom`).
+    package var layerEvents: [LayerEvent]?
+    /// Janus's streams of the join's answer (`mode=videoroom`).
+    package var subscription: [SubscribedStream]?
+    /// The `getStats()` samples of `series=MS`.
+    package var series: [Sample]?
     /// The `<video>` element's size.
     package var videoWidth: Int?
     /// The `<video>` element's size.

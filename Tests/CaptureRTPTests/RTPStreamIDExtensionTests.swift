@@ -209,4 +209,50 @@ struct RTPStreamIDExtensionTests {
         #expect(location(fixed + [0x10, 0x00, 0, 1, 0, 0, 0, 4], id: 4) == nil)
         #expect(location([], id: 4) == nil)
     }
+
+    @Test("padding probes on a layer's RTX stream carry mid and repaired-rid, then the transport-wide element")
+    func paddingNamesItsStream() throws {
+        var buffer = [UInt8](repeating: 0xEE, count: 300)
+        let header = RTPPaddingPacket.headerLength(transportWideID: 3, midID: 1, mid: "0", repairedRidID: 5, rid: "m")
+        // Fixed header, extension header, mid (2) + rrid (2) + transport-wide (3) = 7 bytes, padded to 8.
+        #expect(header == 12 + 4 + 8)
+        let length = buffer.withUnsafeMutableBytes {
+            RTPPaddingPacket.write(
+                into: $0, payloadType: 97, ssrc: 0x2222, sequenceNumber: 9, timestamp: 90, transportWideID: 3,
+                paddingLength: 200, midID: 1, mid: "0", repairedRidID: 5, rid: "m")
+        }
+        #expect(length == header + 200)
+        let bytes = Array(buffer.prefix(length))
+        let packet = try bytes.withUnsafeBytes { try RTPPacket(parsing: $0) }
+        #expect(packet.header.extensionElements.map(\.id) == [1, 5, 3])
+        #expect(packet.extensionElement(id: 1)?.data == Array("0".utf8))
+        #expect(packet.extensionElement(id: 5)?.data == Array("m".utf8))
+        #expect(packet.extensionElement(id: 4) == nil)
+        #expect(TransportSequenceNumberExtension.sequenceNumber(in: packet.header, id: 3) == 0)
+        #expect(packet.header.paddingLength == 200)
+        #expect(packet.payloadRange.isEmpty)
+        #expect(bytes[header + 199] == 200)
+        // Invalid ids or values leave their element out, and are not counted in the header.
+        #expect(
+            RTPPaddingPacket.headerLength(transportWideID: 3, midID: 15, mid: "0", repairedRidID: 5, rid: "m m")
+                == RTPPaddingPacket.headerLength(transportWideID: 3))
+    }
+
+    @Test("a padding packet with only the transport-wide element is byte for byte the former layout")
+    func paddingWithoutStreamIDsUnchanged() {
+        var buffer = [UInt8](repeating: 0xEE, count: 40)
+        let length = buffer.withUnsafeMutableBytes {
+            RTPPaddingPacket.write(
+                into: $0, payloadType: 97, ssrc: 0x0102_0304, sequenceNumber: 0x0506, timestamp: 0x0708_090A,
+                transportWideID: 3, paddingLength: 4)
+        }
+        #expect(length == 24)
+        #expect(
+            Array(buffer.prefix(length)) == [
+                0xB0, 97, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x01, 0x02, 0x03, 0x04,
+                0xBE, 0xDE, 0x00, 0x01, 0x31, 0x00, 0x00, 0x00,
+                0x00, 0x00, 0x00, 0x04,
+            ])
+        #expect(RTPPaddingPacket.headerLength(transportWideID: nil) == 12)
+    }
 }

@@ -118,16 +118,26 @@ extension RTPSendSession {
     /// ``RTPPaddingPacket/maximumPaddingLength`` bytes of padding. Returns its length, or 0 when the stream has no
     /// RTX stream to pad on (padding on the media stream would take its sequence numbers) or `buffer` is too small.
     /// Send it with ``transmit(_:length:kind:probeClusterID:nowNs:output:)`` as ``PacedPacketKind/padding``.
+    ///
+    /// A simulcast layer's padding (the packetizer sends a rid and has a repaired-rid id) also carries the mid and
+    /// the repaired rid (RFC 8852 §3.2), since the receiver was told no RTX SSRC: without them Janus drops the probe
+    /// before counting it for transport-wide feedback. A single stream's padding is as before (its RTX SSRC is in
+    /// `a=ssrc-group:FID`). Allocates nothing.
     package func writePadding(into buffer: UnsafeMutableRawBufferPointer, size: Int) -> Int {
         guard let retransmission = configuration.retransmission, let payloadType = retransmission.rtxPayloadType
         else { return 0 }
         let id = transportWide?.extensionID
-        let header = RTPPaddingPacket.headerLength(transportWideID: id)
+        let layer = packetizer.configuration
+        let repairedRidID = layer.repairedRidExtensionID
+        let midID = repairedRidID == nil ? nil : layer.midExtensionID
+        let header = RTPPaddingPacket.headerLength(
+            transportWideID: id, midID: midID, mid: layer.mid, repairedRidID: repairedRidID, rid: layer.rid)
         let reserve = max(0, buffer.count - configuration.packetizer.trailerCapacity)
         let length = RTPPaddingPacket.write(
             into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<reserve]), payloadType: payloadType,
             ssrc: retransmission.rtxSSRC, sequenceNumber: rtxSequenceNumber,
-            timestamp: packetizer.lastRTPTimestamp, transportWideID: id, paddingLength: size - header)
+            timestamp: packetizer.lastRTPTimestamp, transportWideID: id, paddingLength: size - header, midID: midID,
+            mid: layer.mid, repairedRidID: repairedRidID, rid: layer.rid)
         if length > 0 { rtxSequenceNumber &+= 1 }
         return length
     }

@@ -24,7 +24,27 @@ extension WHIPPublisher {
             if encoded.currentTargetKbps > 0 {
                 report.outboundRTP?.targetBitrate = Double(encoded.currentTargetKbps) * 1_000
             }
+            // With simulcast, each encoding's own figures: layer 0 in outboundRTP, the others by their index.
+            if !report.simulcastLayers.isEmpty, let first = encoded.layers.first {
+                Self.fill(&report.outboundRTP, from: first)
+                for position in report.simulcastLayers.indices {
+                    let index = report.simulcastLayers[position].encodingIndex ?? position + 1
+                    guard let layer = encoded.layers.first(where: { $0.index == index }) else { continue }
+                    var outbound: RTCOutboundRTPStreamStats? = report.simulcastLayers[position]
+                    Self.fill(&outbound, from: layer)
+                    outbound?.encoderImplementation = "libvpx"
+                    if let outbound { report.simulcastLayers[position] = outbound }
+                }
+            }
         }
         return report
+    }
+
+    /// One simulcast layer's encoder figures in its `outbound-rtp`.
+    private static func fill(_ outbound: inout RTCOutboundRTPStreamStats?, from layer: SimulcastLayerStatistics) {
+        outbound?.framesEncoded = layer.framesEncoded
+        outbound?.frameWidth = layer.dimensions.width
+        outbound?.frameHeight = layer.dimensions.height
+        outbound?.targetBitrate = Double(layer.targetKbps) * 1_000
     }
 }

@@ -49,6 +49,9 @@ public final class WHIPPublisher: Sendable {
         var startNs: UInt64 = 0
         var answeredAfter: Duration?
         var connectedAfter: Duration?
+        /// The simulcast layers the answer let us send, and the rids it did not accept.
+        var simulcastLayers = 1
+        var rejectedRids: [String] = []
         /// The last transport, kept for statistics after stop.
         var transport: WebRTCTransport?
         var pipeline: SendPipeline?
@@ -113,21 +116,27 @@ public final class WHIPPublisher: Sendable {
             $0.phase = .connecting(transport)
             $0.transport = transport
         }
-        let ssrc = UInt32.random(in: 1...UInt32.max)
-        let rtxSSRC = UInt32.random(in: 1...UInt32.max)
+        let layerCount = min(Self.simulcastRIDs.count, max(1, configuration.simulcastLayers))
+        let ssrcs = (0..<layerCount).map { _ in UInt32.random(in: 1...UInt32.max) }
+        let rtxSSRCs = (0..<layerCount).map { _ in UInt32.random(in: 1...UInt32.max) }
+        let rids = Array(Self.simulcastRIDs.prefix(layerCount))
         let cname = "capturer-\(UInt32.random(in: 0...UInt32.max))"
-        let offer = PublishOffer(
+        var offerDescription = PublishOffer(
             iceUfrag: transport.localCredentials.ufrag, icePassword: transport.localCredentials.password,
             fingerprint: transport.certificate.fingerprint.sdpValue, streamID: "capturer-probe", trackID: "camera",
-            cname: cname, ssrc: ssrc,
-            rtx: configuration.retransmission ? PublishOffer.Retransmission(ssrc: rtxSSRC) : nil,
-            // mid 1, video orientation 2, the transport-wide sequence number 3 (Chromium's ids), and transport-cc.
+            cname: cname, ssrc: ssrcs[0],
+            rtx: configuration.retransmission ? PublishOffer.Retransmission(ssrc: rtxSSRCs[0]) : nil,
+            // mid 1, video orientation 2, the transport-wide sequence number 3 (Chromium's ids), and transport-cc;
+            // with simulcast, rid 4 and repaired rid 5.
             extensionIDs: PublishOffer.HeaderExtensionIDs(),
             rtcpFeedback: PublishOffer.defaultRTCPFeedback,
             candidates: candidates.map(\.sdpAttributeValue), framerate: configuration.encoder.framerate,
             // More may be trickled after the answer (the endpoint's Link servers): end-of-candidates comes by PATCH.
             endOfCandidates: false
-        ).render()
+        )
+        // Highest first: Janus's default rid order ("hml") takes the first a=rid as its top substream.
+        if layerCount > 1 { offerDescription.simulcast = PublishOffer.Simulcast(rids: rids.reversed()) }
+        let offer = offerDescription.render()
 
         let whip: WHIPSession
         do {
@@ -147,22 +156,42 @@ public final class WHIPPublisher: Sendable {
             throw error
         }
         let orientationID = answer.extensionIDs[Self.videoOrientationURI]
-        let packetizer = RTPPacketizerConfiguration(
-            maxPacketSize: configuration.maxPacketSize, payloadType: answer.payloadType, ssrc: ssrc,
-            videoOrientationExtensionID: orientationID, midExtensionID: answer.extensionIDs[Self.midURI],
-            mid: answer.mid ?? "0", transportSequenceNumberExtensionID: answer.transportWideCCExtensionID)
+        let (layers, rejected) = Self.acceptedLayers(offered: rids, answer: answer)
+        if layers < layerCount {
+            logger.warning(
+                "the answer accepts fewer simulcast layers than offered",
+                metadata: ["offered": "\(layerCount)", "accepted": "\(layers)", "rejected": "\(rejected)"])
+        }
+        state.withLock {
+            $0.simulcastLayers = layers
+            $0.rejectedRids = rejected
+        }
         let answersNACK = answer.rtcpFeedback.contains("nack")
-        let retransmission: RetransmissionConfiguration? =
-            configuration.retransmission && answersNACK
-            ? RetransmissionConfiguration(rtxPayloadType: answer.rtxPayloadType, rtxSSRC: rtxSSRC) : nil
-        var media = ConnectionMedia(
-            sender: VideoSenderConfiguration(
+        let retransmits = configuration.retransmission && answersNACK
+        /// Layer `index`'s stream: its SSRC, RTX SSRC and (with simulcast) rid.
+        func sender(_ index: Int) -> VideoSenderConfiguration {
+            var packetizer = RTPPacketizerConfiguration(
+                maxPacketSize: configuration.maxPacketSize, payloadType: answer.payloadType, ssrc: ssrcs[index],
+                videoOrientationExtensionID: orientationID, midExtensionID: answer.extensionIDs[Self.midURI],
+                mid: answer.mid ?? "0", transportSequenceNumberExtensionID: answer.transportWideCCExtensionID)
+            if layers > 1 {
+                packetizer.rid = rids[index]
+                packetizer.ridExtensionID = answer.ridExtensionID
+                packetizer.repairedRidExtensionID = answer.repairedRidExtensionID
+            }
+            return VideoSenderConfiguration(
                 remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
-                retransmission: retransmission, firstTransmissionLoss: configuration.firstTransmissionLoss,
-                lossBasedRateControl: true, metricsDeviceID: configuration.metricsDeviceID),
-            minBitrateKbps: configuration.minBitrateKbps, maxBitrateKbps: configuration.maxBitrateKbps,
-            startBitrateKbps: configuration.encoder.targetBitrateKbps,
+                retransmission: retransmits
+                    ? RetransmissionConfiguration(rtxPayloadType: answer.rtxPayloadType, rtxSSRC: rtxSSRCs[index])
+                    : nil,
+                firstTransmissionLoss: configuration.firstTransmissionLoss, lossBasedRateControl: true,
+                metricsDeviceID: configuration.metricsDeviceID)
+        }
+        var media = ConnectionMedia(
+            sender: sender(0), minBitrateKbps: configuration.minBitrateKbps,
+            maxBitrateKbps: configuration.maxBitrateKbps, startBitrateKbps: configuration.encoder.targetBitrateKbps,
             congestionControl: configuration.congestionControl)
+        media.simulcastLayers = (1..<layers).map(sender)
         media.probesStaleEstimate = configuration.probesStaleEstimate
         transport.start(remote: remote, media: media)
         let trickle = Task { await self.trickle(whip, transport: transport, offered: candidates) }
@@ -182,7 +211,11 @@ public final class WHIPPublisher: Sendable {
             pipeline = try SendPipeline(
                 configuration: SendPipelineConfiguration(
                     encoder: configuration.encoder, minBitrateKbps: configuration.minBitrateKbps,
-                    maxBitrateKbps: configuration.maxBitrateKbps, rotatePixels: orientationID == nil),
+                    maxBitrateKbps: configuration.maxBitrateKbps, rotatePixels: orientationID == nil,
+                    simulcast: layers > 1
+                        ? SimulcastConfiguration(
+                            maxLayers: layers, temporalLayers: configuration.encoder.temporalLayers)
+                        : nil),
                 sinks: [transport], logger: logger)
         } catch {
             await abandon(whip, transport)
@@ -203,7 +236,7 @@ public final class WHIPPublisher: Sendable {
         logger.info(
             "publishing",
             metadata: [
-                "resource": "\(whip.resourceURL)", "rtx": "\(retransmission != nil)",
+                "resource": "\(whip.resourceURL)", "rtx": "\(retransmits)", "simulcast layers": "\(layers)",
                 "twcc": "\(answer.transportWideCCExtensionID != nil)",
             ])
         return pipeline
@@ -235,17 +268,37 @@ public final class WHIPPublisher: Sendable {
             ($0.transport, $0.pipeline, $0.answeredAfter, $0.connectedAfter)
         }
         let transport = snapshot.0
-        return WHIPPublisherStatistics(
+        var statistics = WHIPPublisherStatistics(
             transportState: transport.map { "\($0.state)" } ?? "new", selectedPair: transport?.selectedPairDescription,
             ice: transport?.iceStatistics ?? ICEStatistics(), transport: transport?.statistics ?? .init(),
             sender: transport?.mediaStatistics, pipeline: snapshot.1?.statistics, answeredAfter: snapshot.2,
             connectedAfter: snapshot.3, turn: transport?.turnAllocations ?? [],
             trickle: state.withLock { $0.trickle })
+        (statistics.simulcastLayers, statistics.rejectedRids) = state.withLock { ($0.simulcastLayers, $0.rejectedRids) }
+        if statistics.simulcastLayers > 1 { statistics.layerSenders = transport?.layerStatistics ?? [] }
+        return statistics
     }
 
     // MARK: Helpers
 
     static let midURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    /// The rids of simulcast layers 0, 1, 2 (lowest resolution first).
+    static let simulcastRIDs = ["l", "m", "h"]
+
+    /// How many simulcast layers to send, and the rids not accepted: the offered rids (lowest first) the answer
+    /// accepts, counted from the lowest up to the first it does not (a layer is only useful with every layer under
+    /// it; paused counts as not accepted); 1 when the answer has no simulcast, no rid extension, or there was none
+    /// to offer. Rids the answer names that were not offered are listed as rejected and otherwise ignored.
+    static func acceptedLayers(offered rids: [String], answer: PublishAnswer) -> (layers: Int, rejected: [String]) {
+        guard rids.count > 1 else { return (1, []) }
+        guard let simulcast = answer.simulcast, answer.ridExtensionID != nil else { return (1, rids) }
+        let accepted = Set(simulcast.accepted)
+        let count = rids.prefix { accepted.contains($0) }.count
+        let unknown = (simulcast.accepted + simulcast.paused).filter { !rids.contains($0) }
+        let rejected = rids.filter { !accepted.contains($0) } + unknown
+        // Layer 0 is sent whatever the answer says of it: without a rid it is the one stream.
+        return (max(1, count), rejected)
+    }
     static let videoOrientationURI = "urn:3gpp:video-orientation"
 
     /// What the transport needs from the answer.

@@ -44,6 +44,13 @@ public struct WHIPPublisherConfiguration: Sendable {
     /// Whether the send-side estimate probes itself when it has gone untested (off by default; see
     /// ``ConnectionMedia/probesStaleEstimate``).
     public var probesStaleEstimate = false
+    /// Simulcast: how many encodings to offer (1, the default: one stream; 2 or 3). Each is its own RTP stream with
+    /// its own SSRC and RTX SSRC, named by `rid` `l`, `m`, `h` from the lowest resolution up and offered highest first
+    /// (RFC 8851, RFC 8853; the order Janus maps to substreams 2, 1, 0). The send pipeline encodes as many as the
+    /// capture size allows (libwebrtc's rule: 1280x720 gives 3, 640x480 2), each with ``encoder``'s temporal layers,
+    /// and shares the congestion controller's target among them; the layers the answer does not accept are not
+    /// sent, and an answer without simulcast gets one stream.
+    public var simulcastLayers = 1
 
     /// Creates a configuration.
     public init(

@@ -25,6 +25,12 @@ public struct WHIPPublisherStatistics: Sendable {
     public var answeredAfter: Duration?
     /// From ``WHIPPublisher/start()`` to DTLS connected (media may flow).
     public var connectedAfter: Duration?
+    /// With simulcast: the layers the answer let us send (1 when it accepted none, or without simulcast).
+    public var simulcastLayers = 1
+    /// With simulcast: the offered rids the answer rejected or paused, and any it named without our offering them.
+    public var rejectedRids: [String] = []
+    /// Each simulcast layer's RTP sender figures, layer 0 first (``sender`` is layer 0's); empty without simulcast.
+    public var layerSenders: [VideoSenderStatistics] = []
 
     /// Creates statistics.
     public init(

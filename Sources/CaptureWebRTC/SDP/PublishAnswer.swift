@@ -69,6 +69,10 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
     public var mid: String?
     /// Whether the video section has `a=rtcp-mux`.
     public var rtcpMux: Bool
+    /// The simulcast streams the answer accepts (`a=simulcast:recv`, `a=rid:<rid> recv`; see ``AnsweredSimulcast``),
+    /// or `nil` when it has none of these lines: the answerer takes one stream, sent without rids (RFC 8853:
+    /// an answer without `a=simulcast` declines simulcast).
+    public var simulcast: AnsweredSimulcast?
 
     /// The id of the transport-wide sequence number extension when transport-wide congestion control is on: the
     /// answer accepted both the extension (`a=extmap` of
@@ -81,13 +85,23 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
         return id
     }
 
+    /// The id of the RTP stream id extension (`a=extmap` of ``RTPStreamIDExtension/uri``, RFC 8852), when the
+    /// answer accepted it with an id in 1...14 (the one-byte form); otherwise `nil`.
+    public var ridExtensionID: UInt8? { Self.oneByteID(extensionIDs[RTPStreamIDExtension.uri]) }
+
+    /// The id of the repaired RTP stream id extension (`a=extmap` of ``RTPStreamIDExtension/repairedURI``,
+    /// RFC 8852), when the answer accepted it with an id in 1...14 (the one-byte form); otherwise `nil`.
+    public var repairedRidExtensionID: UInt8? { Self.oneByteID(extensionIDs[RTPStreamIDExtension.repairedURI]) }
+
     /// Creates an answer from its parts.
     public init(
         iceUfrag: String, icePassword: String, iceLite: Bool = false, candidates: [String] = [],
         endOfCandidates: Bool = false, fingerprint: Fingerprint, setup: SetupRole, payloadType: UInt8,
         rtxPayloadType: UInt8? = nil, rtcpFeedback: Set<String> = [], extensionIDs: [String: UInt8] = [:],
-        direction: Direction = .recvonly, mid: String? = nil, rtcpMux: Bool = true
+        direction: Direction = .recvonly, mid: String? = nil, rtcpMux: Bool = true,
+        simulcast: AnsweredSimulcast? = nil
     ) {
+        self.simulcast = simulcast
         self.iceUfrag = iceUfrag
         self.icePassword = icePassword
         self.iceLite = iceLite
@@ -148,6 +162,7 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
         }
         let (extensions, malformedExtensions) = media.extensionMap()
         if let malformed = malformedExtensions.first { throw .malformedAttribute("extmap:\(malformed)") }
+        let simulcast = try AnsweredSimulcast.parse(media)
         let sessionLite = description.attributes.contains { $0.name == "ice-lite" }
         self.init(
             iceUfrag: ufrag, icePassword: password, iceLite: sessionLite || media.hasAttribute("ice-lite"),
@@ -155,7 +170,13 @@ public struct PublishAnswer: Sendable, Hashable, Codable {
             fingerprint: Fingerprint(algorithm: fingerprintParts[0].lowercased(), value: fingerprintParts[1]),
             setup: setup, payloadType: payloadType, rtxPayloadType: rtxPayloadType, rtcpFeedback: feedback,
             extensionIDs: extensions, direction: direction, mid: media.attributeValues("mid").first,
-            rtcpMux: media.hasAttribute("rtcp-mux"))
+            rtcpMux: media.hasAttribute("rtcp-mux"), simulcast: simulcast)
+    }
+
+    /// `id` when it is a valid RFC 8285 one-byte id.
+    private static func oneByteID(_ id: UInt8?) -> UInt8? {
+        guard let id, (1...14).contains(id) else { return nil }
+        return id
     }
 
     /// The VP8 payload type the section accepts, and the RTX payload type whose `apt` names it.

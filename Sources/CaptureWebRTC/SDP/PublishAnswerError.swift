@@ -26,6 +26,15 @@ public enum PublishAnswerError: Error, Sendable, Hashable, CustomStringConvertib
     case unexpectedDirection(String)
     /// An attribute the publisher needs is malformed (name and value).
     case malformedAttribute(String)
+    /// The `a=simulcast` value does not follow RFC 8853 §5.1 for an answer to a simulcast sender (the value; see
+    /// ``AnsweredSimulcast``), or the section has more than one.
+    case malformedSimulcast(String)
+    /// An `a=rid` value is not `<rid-id> send|recv[ <restrictions>]` (RFC 8851 §10), or repeats a `recv` rid (the
+    /// value).
+    case malformedRid(String)
+    /// The answer's `a=simulcast` names a rid with no `a=rid:<rid> recv` line, or accepts a rid the offer did not
+    /// send (``AnsweredSimulcast/outcome(offered:)``); the rid.
+    case unknownRid(String)
 
     /// A one-line explanation.
     public var description: String {
@@ -42,6 +51,9 @@ public enum PublishAnswerError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidSetupRole(let value): "answer's a=setup:\(value) is not active or passive"
         case .unexpectedDirection(let value): "answer's direction \(value) is not recvonly"
         case .malformedAttribute(let value): "answer has a malformed a=\(value)"
+        case .malformedSimulcast(let value): "answer's a=simulcast:\(value) is malformed"
+        case .malformedRid(let value): "answer's a=rid:\(value) is malformed"
+        case .unknownRid(let rid): "answer names rid \(rid), which has no a=rid recv line or was not offered"
         }
     }
 }

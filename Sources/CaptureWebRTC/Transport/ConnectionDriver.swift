@@ -27,6 +27,8 @@ struct DriverInbox {
     var wakePending = false
     /// Frames dropped because the driver had fallen this far behind the encoder.
     var framesDropped = 0
+    /// How many frames may wait before the oldest is dropped: 30 per stream (one second of each simulcast layer).
+    var frameLimit = 30
     /// The owner asked to close: no more commands are taken (but stats requests, until the thread ends).
     var closing = false
     /// The driver thread ended: nothing is taken; the last stats are in ``DriverView/lastStats``.
@@ -43,6 +45,8 @@ struct DriverView {
     var localCandidates: [ICECandidate] = []
     var selectedPair: ICECandidatePair?
     var mediaStatistics: VideoSenderStatistics?
+    /// Each stream's figures, simulcast layer 0 first.
+    var layerStatistics: [VideoSenderStatistics] = []
     var isGatheringComplete = false
     /// The W3C stats as the transport was made, then as the driver thread ended (for a caller refused after that).
     var lastStats: WebRTCStatsReport
@@ -100,24 +104,24 @@ final class DriverShared: Sendable {
         return accepted
     }
 
-    /// Queues a frame for the driver (the encoder thread): the oldest is dropped, and a key frame asked for, when
-    /// the driver has fallen `limit` frames behind.
-    func submit(frame: EncodedFrame, limit: Int = 30) {
-        let (signal, dropped) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.closing else { return (false, false) }
-            var dropped = false
-            if inbox.frames.count >= limit {
-                inbox.frames.removeFirst()
+    /// Queues a frame for the driver (the encoder thread): the oldest is dropped, and a key frame of its layer asked
+    /// for, when the driver has fallen `DriverInbox/frameLimit` frames behind.
+    func submit(frame: EncodedFrame) {
+        let (signal, droppedLayer) = inbox.withLock { inbox -> (Bool, Int?) in
+            guard !inbox.closing else { return (false, nil) }
+            var dropped: Int?
+            if inbox.frames.count >= inbox.frameLimit {
+                dropped = inbox.frames.removeFirst().simulcastIndex
                 inbox.framesDropped += 1
-                dropped = true
             }
             inbox.frames.append(frame)
             defer { inbox.wakePending = true }
             return (!inbox.wakePending, dropped)
         }
         if signal { wake.signal() }
-        if dropped {
-            pipeline.withLock { $0.pipeline }?.requestKeyFrame(reason: .pictureLossIndication, simulcastIndex: nil)
+        if let droppedLayer {
+            pipeline.withLock { $0.pipeline }?.requestKeyFrame(
+                reason: .pictureLossIndication, simulcastIndex: droppedLayer)
         }
     }
 }
@@ -342,7 +346,7 @@ struct DriverLoop {
         let iceState = connection.iceState
         let snapshot = (
             statistics, connection.iceStatistics, connection.turnAllocations, connection.localCandidates,
-            connection.selectedPair, connection.mediaStatistics, connection.isGatheringComplete
+            connection.selectedPair, connection.layerStatistics, connection.isGatheringComplete
         )
         let (connectWaiters, gatherWaiters) = shared.view.withLock { view in
             view.state = state
@@ -352,7 +356,8 @@ struct DriverLoop {
             view.turnAllocations = snapshot.2
             view.localCandidates = snapshot.3
             view.selectedPair = snapshot.4
-            view.mediaStatistics = snapshot.5
+            view.mediaStatistics = snapshot.5.first
+            view.layerStatistics = snapshot.5
             view.isGatheringComplete = snapshot.6
             var connect:
                 [(

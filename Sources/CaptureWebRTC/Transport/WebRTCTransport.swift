@@ -153,6 +153,8 @@ public final class WebRTCTransport: EncodedFrameSink {
     /// server, which waits for the peer's ClientHello). Once DTLS is connected, `media` (if any) is what
     /// ``consume(_:)`` sends.
     public func start(remote: Remote, media: ConnectionMedia? = nil) {
+        let streams = 1 + (media?.simulcastLayers.count ?? 0)
+        shared.inbox.withLock { $0.frameLimit = 30 * streams }
         shared.submit(.start(remote, media))
     }
 
@@ -227,6 +229,8 @@ public final class WebRTCTransport: EncodedFrameSink {
 
     /// The sent stream's figures, once connected with a stream.
     public var mediaStatistics: VideoSenderStatistics? { shared.view.withLock { $0.mediaStatistics } }
+    /// Each sent stream's figures, simulcast layer 0 first (one entry without simulcast; empty before connected).
+    public var layerStatistics: [VideoSenderStatistics] { shared.view.withLock { $0.layerStatistics } }
 
     /// The selected ICE pair, described (`nil` before there is one).
     public var selectedPairDescription: String? { shared.view.withLock { $0.selectedPair.map { "\($0)" } } }
