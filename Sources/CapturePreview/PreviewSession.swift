@@ -174,17 +174,17 @@ public final class PreviewSession: WHEPSessionHandler {
             candidates: transport.localCandidates.map(\.sdpAttributeValue)
         ).render()
         let startKbps = media.startBitrateKbps
-        let viewer = state.withLock { state in
+        let created = state.withLock { state in
             defer { state.nextID += 1 }
             let id = "v\(state.nextID)-\(UInt32.random(in: 0...UInt32.max))"
             let control = selectsLayers ? ViewerEncoderControl(fanout: fanout, viewerID: id) : nil
             let viewer = Viewer(transport: transport, control: control, ordinal: state.nextID, startKbps: startKbps)
             state.viewers[id] = viewer
             state.started += 1
-            return (id, viewer)
+            return (id: id, viewer: viewer)
         }
-        Task { [weak self] in await self?.connect(id: viewer.0, viewer: viewer.1) }
-        return (answer, viewer.0)
+        Task { [weak self] in await self?.connect(id: created.id, viewer: created.viewer) }
+        return (answer, created.id)
     }
 
     /// Whether each viewer gets a simulcast layer of its own.
