@@ -55,6 +55,8 @@ struct BenchOptions {
                                      [--streams N] [--warmup W] [--ivf out.ivf]
                    capture-bench send --size WxH [--frames N] [--warmup W] [--kbps K] [--srtp no|cm80|gcm] [--webrtc yes] [--paced yes]
                                      [--scope all|sender] [--rid h]
+                   capture-bench simulcast --input clip.yuv --size WxH [--layers L] [--temporal-layers T] [--frames N]
+                                     [--warmup W] [--kbps K] [--runs R]
 
             """)
     }

@@ -13,6 +13,8 @@
 //   capture-bench connection [--frames N] [--warmup W] [--bytes B]   (the connection's send path: allocations)
 //   capture-bench twcc [--packets N] [--warmup W]   (TWCC send history and feedback generator: allocations)
 //   capture-bench congestion [--packets N] [--warmup W]   (pacer and estimator per packet: allocations, callgrind)
+//   capture-bench simulcast --input clip.yuv --size 1280x720 [--layers 3] [--temporal-layers 3] [--frames 150]
+//                     [--warmup 10] [--kbps 2500] [--runs 3]   (SendPipeline simulcast against one stream: CPU, allocations)
 //
 // Each prints one line of `key=value` pairs (the best of the runs). Timing covers only the encode or convert calls.
 import CaptureCore
@@ -37,6 +39,7 @@ do {
     case "connection": try ConnectionBench(options).run()
     case "twcc": try TWCCBench(options).run()
     case "congestion": try CongestionBench(options).run()
+    case "simulcast": try SimulcastBench(options).run()
     default:
         BenchOptions.usage()
         exit(2)

@@ -286,6 +286,62 @@ struct SimulcastPipelineTests {
         #expect(sink.frames.suffix(2).map(\.simulcastIndex) == [0, 1])
     }
 
+    @Test("NV12 input, a size the layout rounds (1278x718 → 1276x716), rotated pixels: every layer decodes")
+    func otherInputs() async throws {
+        func size(_ width: Int, _ height: Int) -> Dimensions { Dimensions(width: width, height: height) }
+        let cases: [(input: Dimensions, nv12: Bool, rotation: VideoRotation, layers: [Dimensions])] = [
+            (Self.hd, true, .degrees0, [size(320, 180), size(640, 360), Self.hd]),
+            // 1278 and 718 rounded down to multiples of 4; the top layer is a centred crop, then odd halves.
+            (size(1278, 718), false, .degrees0, [size(319, 179), size(638, 358), size(1276, 716)]),
+            // Turned upright first: the layout is made for 720x1280.
+            (Self.hd, false, .degrees90, [size(180, 320), size(360, 640), size(720, 1280)]),
+        ]
+        for test in cases {
+            let sink = RecordingSink()
+            let pipeline = try SendPipeline(
+                configuration: SendPipelineConfiguration(
+                    encoder: VP8EncoderConfiguration(targetBitrateKbps: 3_000), rotatePixels: true,
+                    overuse: Self.noOveruse, simulcast: SimulcastConfiguration()),
+                sinks: [sink])
+            let capturer = CameraVideoCapturer()
+            let frames = try Self.frames(test.input).map { frame in
+                var buffer = frame.buffer
+                if test.nv12 {
+                    buffer = VideoFrameBuffer(format: .nv12, width: frame.buffer.width, height: frame.buffer.height)
+                    try FrameTransformer.copy(frame.buffer, into: buffer)
+                }
+                return VideoFrame(
+                    buffer: buffer, rotation: test.rotation, timestampNs: frame.timestampNs,
+                    sequenceNumber: frame.sequenceNumber)
+            }
+            for index in 0..<3 {
+                let source = frames[index % frames.count]
+                let frame = VideoFrame(
+                    buffer: source.buffer, rotation: source.rotation, timestampNs: UInt64(index + 1) * 33_333_333,
+                    sequenceNumber: UInt64(index))
+                try await PipelineTests.feed(pipeline, frame, via: capturer)
+            }
+            await pipeline.stop()
+            #expect(pipeline.statistics.encodeFailures == 0, "\(test.input) \(test.rotation)")
+            #expect(pipeline.statistics.layers.map(\.dimensions) == test.layers)
+            for index in test.layers.indices {
+                let layer = sink.frames.filter { $0.simulcastIndex == index }
+                #expect(layer.count == 3 && layer.allSatisfy { $0.rotation == .degrees0 })
+                let decoder = try VP8Decoder()
+                for frame in layer {
+                    #expect(try decoder.decode(frame)?.buffer.dimensions == test.layers[index])
+                }
+            }
+            // The bright block stays top-left (top-right once turned) in the lowest layer: scaled, not garbled.
+            let lowest = try #require(sink.frames.first { $0.simulcastIndex == 0 })
+            let picture = try #require(try VP8Decoder().decode(lowest))
+            let means = PipelineFixtures.quadrantMeans(picture.buffer)
+            let bright = test.rotation == .degrees90 ? 1 : 0
+            #expect(
+                means[bright] > 150 && means.indices.filter { $0 != bright }.allSatisfy { means[$0] < 80 }, "\(means)")
+        }
+    }
+
     @Test("without simulcast: one stream, index 0, no layer statistics, byte-identical to a bare VP8Encoder")
     func singleStreamUnchanged() async throws {
         let sink = RecordingSink()

@@ -159,21 +159,7 @@ final class EncoderWorker {
             }
         }
         let timestampNs = job.pending.frame.timestampNs
-        let elapsedNs = lastTimestampNs.map { timestampNs > $0 ? timestampNs - $0 : 0 } ?? 0
-        lastTimestampNs = timestampNs
-        let dropped = job.dropForCongestion
-        state.withLock { state in
-            let reason = state.statistics.qualityLimitationReason
-            state.statistics.qualityLimitationDurations[reason, default: .zero] += .nanoseconds(
-                Int64(clamping: elapsedNs))
-            if dropped { state.statistics.droppedForCongestion += 1 }
-        }
-        if dropped { return }
-        let base = baseAdapter.adaptation(for: job.pending.inputDimensions).output
-        if base != baseSize {
-            baseSize = base
-            if limitedSize != nil { applyLimits() }
-        }
+        guard let base = admit(job, timestampNs: timestampNs) else { return }
         let startNs = MonotonicClock.nowNs()
         if let delay = job.delay {
             // blocking: the encoder thread's test hook for a slow encoder.
@@ -214,6 +200,28 @@ final class EncoderWorker {
         if step != .keep { adaptForBandwidth(step, targetKbps: job.targetKbps) }
     }
 
+    /// What every frame goes through before it is encoded: the time since the previous frame counts towards the
+    /// limitation in force, a frame dropped for congestion is counted, and the level-0 size follows the camera's.
+    /// The level-0 size, or `nil` when the frame is dropped.
+    private func admit(_ job: Job, timestampNs: UInt64) -> Dimensions? {
+        let elapsedNs = lastTimestampNs.map { timestampNs > $0 ? timestampNs - $0 : 0 } ?? 0
+        lastTimestampNs = timestampNs
+        let dropped = job.dropForCongestion
+        state.withLock { state in
+            let reason = state.statistics.qualityLimitationReason
+            state.statistics.qualityLimitationDurations[reason, default: .zero] += .nanoseconds(
+                Int64(clamping: elapsedNs))
+            if dropped { state.statistics.droppedForCongestion += 1 }
+        }
+        if dropped { return nil }
+        let base = baseAdapter.adaptation(for: job.pending.inputDimensions).output
+        if base != baseSize {
+            baseSize = base
+            if limitedSize != nil { applyLimits() }
+        }
+        return base
+    }
+
     /// ``process(_:)`` with simulcast: the key-frame requests and the target go to the layers, the layers are laid
     /// out again when the input size changed, every active layer is encoded and handed to the sinks (lowest first),
     /// and the time of it all feeds the overuse detector. No quality scaler.
@@ -227,21 +235,7 @@ final class EncoderWorker {
             applyAllocation(layers.setTarget(kbps: kbps), layers: layers)
         }
         let timestampNs = frame.timestampNs
-        let elapsedNs = lastTimestampNs.map { timestampNs > $0 ? timestampNs - $0 : 0 } ?? 0
-        lastTimestampNs = timestampNs
-        let dropped = job.dropForCongestion
-        state.withLock { state in
-            let reason = state.statistics.qualityLimitationReason
-            state.statistics.qualityLimitationDurations[reason, default: .zero] += .nanoseconds(
-                Int64(clamping: elapsedNs))
-            if dropped { state.statistics.droppedForCongestion += 1 }
-        }
-        if dropped { return }
-        let base = baseAdapter.adaptation(for: job.pending.inputDimensions).output
-        if base != baseSize {
-            baseSize = base
-            if limitedSize != nil { applyLimits() }
-        }
+        guard admit(job, timestampNs: timestampNs) != nil else { return }
         if layers.layout?.input != inputSize { relayout(layers, for: inputSize) }
         let startNs = MonotonicClock.nowNs()
         if let delay = job.delay {

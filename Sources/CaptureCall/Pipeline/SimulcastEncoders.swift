@@ -12,6 +12,9 @@ internal import CaptureVP8
 /// encoded lowest first and each output handed on at once. Nothing is allocated per frame once the buffers exist,
 /// beyond what each `VP8Encoder.encode` allocates (nothing while the sinks let the previous frame's bytes go).
 ///
+/// Each encoder has the pipeline's VP8 settings with the simulcast temporal layers, except that the lowest layer of
+/// several runs without the denoiser, as in libwebrtc (`VP8E_SET_NOISE_SENSITIVITY` on its two highest encoders only).
+///
 /// ## Where this differs from libwebrtc
 /// libwebrtc's `LibvpxVp8Encoder` encodes all layers in one `vpx_codec_encode` call of libvpx's multi-resolution
 /// encoder (`vpx_codec_enc_init_multi`), which makes a key frame on every layer whenever one is needed and hands the
@@ -21,7 +24,7 @@ internal import CaptureVP8
 final class SimulcastEncoders {
     /// One layer's encoder and scaling buffer.
     private final class Layer {
-        let encoder: VP8Encoder
+        var encoder: VP8Encoder
         /// The pool its scaled (or cropped) copy comes from; recreated when the size or layout changes.
         var pool: FrameBufferPool?
         /// The allocator's share, in kbit/s; 0 when off.
@@ -50,6 +53,8 @@ final class SimulcastEncoders {
 
     private let configuration: SimulcastConfiguration
     private let layers: [Layer]
+    /// The encoder configuration's denoiser setting (the lowest layer's when it is the only one).
+    private let noiseSensitivity: Int
     /// The layout for the current input size, or `nil` before the first frame.
     private(set) var layout: SimulcastLayout?
     private var allocator: SimulcastRateAllocator?
@@ -76,6 +81,7 @@ final class SimulcastEncoders {
         }
         self.configuration = configuration
         self.layers = layers
+        noiseSensitivity = encoder.noiseSensitivity
         totalKbps = max(1, initialKbps)
         outcomes = Array(repeating: Outcome(), count: SimulcastLayout.maxLayerLimit)
     }
@@ -95,6 +101,17 @@ final class SimulcastEncoders {
         allocator = SimulcastRateAllocator(streams: layout.streams)
         allocation = nil
         for layer in layers { layer.pool = nil }
+        // libwebrtc: the denoiser on the highest two encoders only, so off on the lowest of two or three.
+        let lowestNoise = layout.streams.count > 1 ? 0 : noiseSensitivity
+        var configuration = layers[0].encoder.configuration
+        if configuration.noiseSensitivity != lowestNoise {
+            configuration.noiseSensitivity = lowestNoise
+            // The configuration was valid with another noise sensitivity, and 0 is always valid.
+            if let encoder = try? VP8Encoder(configuration: configuration) {
+                layers[0].encoder = encoder
+                layers[0].kbps = 0
+            }
+        }
         return setTarget(kbps: totalKbps)
     }
 
