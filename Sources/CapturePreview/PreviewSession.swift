@@ -17,9 +17,29 @@ public import Logging
 /// background after the answer; once DTLS is up its sender joins the fan-out and a key frame is requested, so a
 /// viewer joining mid-stream sees a picture at once. A viewer that fails to connect, or whose consent is lost, is
 /// removed and counted.
+///
+/// ## Simulcast
+/// By default the pipeline encodes one stream and every viewer gets it: one bit rate (the last viewer's estimate) and
+/// one key-frame schedule for all. With `simulcast`, the pipeline encodes up to three layers (1280x720 gives 320x180,
+/// 640x360 and 1280x720) and each viewer gets the layer its own link carries, chosen by a ``ViewerLayerSelector``
+/// and switched at a key frame of the new layer (the module's article says more, under "Simulcast: a layer per
+/// viewer"): one encoding per layer, shared by all the viewers of that layer. Each viewer's transport steers a
+/// per-viewer stand-in rather than the pipeline: its estimate picks its layer, and the pipeline's target is the
+/// largest estimate (the most demanding viewer's); its PLI asks a key frame of its layer only; its congestion frame
+/// dropping pauses it alone and moves it a layer down. A viewer starts at 300 kbit/s (libwebrtc's start rate: the
+/// first picture comes at the lowest layer, and the start probes raise the estimate within a second or two), and its
+/// connection probes a stale estimate (`ConnectionMedia.probesStaleEstimate`): a viewer held on a low layer sends
+/// less than its link carries, and without probing its estimate could not rise past 1.5 × what it receives to reach
+/// the next layer.
 public final class PreviewSession: WHEPSessionHandler {
     struct Viewer {
         let transport: WebRTCTransport
+        /// What the transport steers with simulcast (`nil`: the pipeline itself).
+        let control: ViewerEncoderControl<WebRTCTransport>?
+        /// The order viewers joined in (for the figures).
+        let ordinal: Int
+        /// The estimate the viewer's connection starts at, in kbit/s.
+        let startKbps: Int
     }
 
     struct State {
@@ -31,7 +51,7 @@ public final class PreviewSession: WHEPSessionHandler {
 
     /// The pipeline to give the capturer as its delegate.
     public let pipeline: SendPipeline
-    let fanout: ViewerFanout
+    let fanout: ViewerFanout<WebRTCTransport>
     let state = Locked(State())
     let hostAddresses: [SocketAddress]?
     let maxPacketSize: Int
@@ -47,16 +67,24 @@ public final class PreviewSession: WHEPSessionHandler {
     ///   - hostAddresses: The addresses to offer as host candidates (`nil`: every interface that is up).
     ///   - maxPacketSize: The largest RTP packet and the transports' MTU, in bytes.
     ///   - maxViewers: Viewers beyond this are refused with 503.
+    ///   - simulcast: Encode simulcast layers and serve each viewer the one its link carries (see the type's
+    ///     documentation); `nil` (the default): one stream for all.
+    ///   - layerSelection: With `simulcast`, the hysteresis of each viewer's ``ViewerLayerSelector``.
     ///   - logger: Where the session, its pipeline and the viewers' transports log.
+    /// - Throws: `CaptureError` `invalidArgument` for a bad encoder or simulcast configuration.
     public init(
         encoder: VP8EncoderConfiguration, hostAddresses: [SocketAddress]? = nil, maxPacketSize: Int = 1_200,
-        maxViewers: Int = 16, logger: Logger = Logger(label: "capture.webrtc.preview")
+        maxViewers: Int = 16, simulcast: SimulcastConfiguration? = nil,
+        layerSelection: ViewerLayerSelector.Configuration = ViewerLayerSelector.Configuration(),
+        logger: Logger = Logger(label: "capture.webrtc.preview")
     ) throws(CaptureError) {
-        let fanout = ViewerFanout()
+        let fanout = ViewerFanout<WebRTCTransport>(selection: simulcast == nil ? nil : layerSelection)
         self.fanout = fanout
         pipeline = try SendPipeline(
-            configuration: SendPipelineConfiguration(encoder: encoder, minBitrateKbps: 100, maxBitrateKbps: 2_500),
+            configuration: SendPipelineConfiguration(
+                encoder: encoder, minBitrateKbps: 100, maxBitrateKbps: 2_500, simulcast: simulcast),
             sinks: [fanout], logger: logger)
+        fanout.attach(pipeline)
         self.hostAddresses = hostAddresses
         self.maxPacketSize = maxPacketSize
         self.maxViewers = maxViewers
@@ -116,13 +144,23 @@ public final class PreviewSession: WHEPSessionHandler {
             midExtensionID: parsed.extensionIDs[PublishOffer.midExtensionURI], mid: parsed.mid,
             transportSequenceNumberExtensionID: parsed.transportWideCCExtensionID)
         let retransmission = RetransmissionConfiguration(rtxPayloadType: parsed.rtxPayloadType, rtxSSRC: rtxSSRC)
-        let media = ConnectionMedia(
-            sender: VideoSenderConfiguration(
-                remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
-                retransmission: retransmission, metricsDeviceID: "preview"),
-            minBitrateKbps: pipeline.configuration.minBitrateKbps,
-            maxBitrateKbps: pipeline.configuration.maxBitrateKbps,
-            startBitrateKbps: pipeline.statistics.currentTargetKbps)
+        let sender = VideoSenderConfiguration(
+            remote: transport.localAddress, rtcpMux: true, packetizer: packetizer, cname: cname,
+            retransmission: retransmission, metricsDeviceID: "preview")
+        var media: ConnectionMedia
+        if selectsLayers {
+            // The estimate picks the viewer's layer: it may range over the whole layout's rates.
+            let range = pipeline.bitrateRange
+            media = ConnectionMedia(
+                sender: sender, minBitrateKbps: range.lowerBound, maxBitrateKbps: range.upperBound,
+                startBitrateKbps: min(max(Self.viewerStartKbps, range.lowerBound), range.upperBound))
+            media.probesStaleEstimate = true
+        } else {
+            media = ConnectionMedia(
+                sender: sender, minBitrateKbps: pipeline.configuration.minBitrateKbps,
+                maxBitrateKbps: pipeline.configuration.maxBitrateKbps,
+                startBitrateKbps: pipeline.statistics.currentTargetKbps)
+        }
         transport.start(
             remote: WebRTCTransport.Remote(
                 credentials: ICECredentials(ufrag: parsed.iceUfrag, password: parsed.icePassword),
@@ -135,19 +173,31 @@ public final class PreviewSession: WHEPSessionHandler {
             ssrc: ssrc, rtxSSRC: rtxSSRC, cname: cname,
             candidates: transport.localCandidates.map(\.sdpAttributeValue)
         ).render()
-        let id = state.withLock { state in
+        let startKbps = media.startBitrateKbps
+        let created = state.withLock { state in
             defer { state.nextID += 1 }
             let id = "v\(state.nextID)-\(UInt32.random(in: 0...UInt32.max))"
-            state.viewers[id] = Viewer(transport: transport)
+            let control = selectsLayers ? ViewerEncoderControl(fanout: fanout, viewerID: id) : nil
+            let viewer = Viewer(transport: transport, control: control, ordinal: state.nextID, startKbps: startKbps)
+            state.viewers[id] = viewer
             state.started += 1
-            return id
+            return (id: id, viewer: viewer)
         }
-        Task { [weak self] in await self?.connect(id: id, transport: transport) }
-        return (answer, id)
+        Task { [weak self] in await self?.connect(id: created.id, viewer: created.viewer) }
+        return (answer, created.id)
     }
 
-    /// Waits for a viewer's DTLS, then adds its transport to the fan-out and asks for a key frame.
-    func connect(id: String, transport: WebRTCTransport) async {
+    /// Whether each viewer gets a simulcast layer of its own.
+    var selectsLayers: Bool { fanout.selection != nil }
+
+    /// What a simulcast viewer's connection starts at, in kbit/s: libwebrtc's default start rate.
+    static let viewerStartKbps = 300
+
+    /// Waits for a viewer's DTLS, then adds its transport to the fan-out and asks for a key frame (with simulcast, of
+    /// the layer its selector picks for its start rate), and lets its feedback steer the pipeline or, with simulcast,
+    /// its stand-in.
+    func connect(id: String, viewer: Viewer) async {
+        let transport = viewer.transport
         do {
             _ = try await transport.connected(timeout: .seconds(20))
         } catch {
@@ -155,10 +205,14 @@ public final class PreviewSession: WHEPSessionHandler {
             _ = await end(viewerID: id, failed: true)
             return
         }
-        transport.attach(to: pipeline)
         guard state.withLock({ $0.viewers[id] != nil }) else { return }
-        fanout.add(transport, id: id)
-        pipeline.requestKeyFrame(reason: .pictureLossIndication)
+        fanout.add(transport, id: id, estimateKbps: viewer.startKbps)
+        if let control = viewer.control {
+            transport.attach(to: control)
+        } else {
+            transport.attach(to: pipeline)
+            pipeline.requestKeyFrame(reason: .pictureLossIndication)
+        }
         logger.info("viewer connected", metadata: ["viewer": "\(id)"])
     }
 
@@ -204,6 +258,19 @@ public final class PreviewSession: WHEPSessionHandler {
         figures.viewers = senders.count
         figures.bitrateKbps = Double(pipeline.statistics.currentTargetKbps)
         figures.rttMs = senders.compactMap(\.roundTripTime).min()?.inMilliseconds
+        if selectsLayers {
+            let layers = pipeline.statistics.layers
+            let ordinals = state.withLock { $0.viewers.mapValues(\.ordinal) }
+            figures.viewerLayers = fanout.layerStates.sorted {
+                ordinals[$0.key, default: 0] < ordinals[$1.key, default: 0]
+            }
+            .map { _, viewer in
+                let size = viewer.current.flatMap { layers.indices.contains($0) ? layers[$0].dimensions : nil }
+                return PreviewViewerLayer(
+                    layer: viewer.current, width: size?.width ?? 0, height: size?.height ?? 0,
+                    estimateKbps: viewer.estimateKbps)
+            }
+        }
         return figures
     }
 }

@@ -32,6 +32,12 @@ extension CapturerProbe {
         @Option(help: "Serve for this many seconds, then stop (default: until SIGINT or SIGTERM).")
         var seconds: Double?
 
+        @Flag(
+            help: ArgumentHelp(
+                "Encode simulcast layers (1280x720: 320x180, 640x360 and 1280x720) and serve each viewer the layer "
+                    + "its link carries, switching at key frames; the page shows each viewer's layer."))
+        var simulcast = false
+
         func validate() throws {
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
             guard (try? SocketAddress("\(bind):0")) != nil || (try? SocketAddress("[\(bind)]:0")) != nil else {
@@ -66,7 +72,8 @@ extension CapturerProbe {
             // wildcard, that address otherwise.
             let hosts: [SocketAddress]? =
                 bind == "0.0.0.0" || bind == "::" ? nil : address.map { [$0] }
-            let session = try PreviewSession(encoder: encoder, hostAddresses: hosts)
+            let session = try PreviewSession(
+                encoder: encoder, hostAddresses: hosts, simulcast: simulcast ? SimulcastConfiguration() : nil)
             let server = PreviewServer(handler: session)
             let boundPort: Int
             do {
@@ -120,6 +127,11 @@ extension CapturerProbe {
                     "preview: \(result.framesEncoded) frames encoded for \(result.viewersStarted) viewers "
                         + "(\(result.viewersFailed) failed to connect), \(result.requests) requests "
                         + "(\(result.malformedRequests) malformed)")
+                let layers = session.pipeline.statistics.layers
+                if !layers.isEmpty {
+                    let described = layers.map { "\($0.dimensions.width)x\($0.dimensions.height) \($0.framesEncoded)" }
+                    print("preview: simulcast frames per layer: \(described.joined(separator: ", "))")
+                }
             }
         }
     }

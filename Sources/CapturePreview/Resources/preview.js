@@ -119,6 +119,11 @@ function render() {
     const f = state.figures;
     rows.push(["sender", f.width + "\u00d7" + f.height + ", " + f.fps + " fps, " + f.bitrateKbps +
       " kbit/s, " + f.viewers + " viewer(s)" + (f.rttMs == null ? "" : ", RTT " + f.rttMs + " ms")]);
+    if (Array.isArray(f.viewerLayers)) {  // simulcast: each viewer's layer, in the order they joined
+      rows.push(["viewers' layers", f.viewerLayers.map((v) => v.layer == null ? "waiting"
+        : "layer " + v.layer + " " + v.width + "\u00d7" + v.height + " (" + v.estimateKbps + " kbit/s)")
+        .join("; ")]);
+    }
   }
   const table = document.getElementById("figures");
   table.replaceChildren(...rows.map(([name, value]) => {

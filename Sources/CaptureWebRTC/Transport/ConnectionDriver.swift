@@ -77,7 +77,7 @@ struct DriverView {
 final class DriverShared: Sendable {
     let inbox = Locked(DriverInbox())
     let view: Locked<DriverView>
-    let pipeline = Locked(WeakPipeline())
+    let pipeline = Locked(WeakEncoderControl())
     let wake: EventNotifier
 
     /// `stats` is the connection's report as it was made (what a stats request refused gets until the driver ends).

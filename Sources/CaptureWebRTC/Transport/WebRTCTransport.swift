@@ -175,9 +175,11 @@ public final class WebRTCTransport: EncodedFrameSink {
         return events
     }
 
-    /// Lets the peer's RTCP steer `pipeline`: PLI and new FIRs request key frames, REMB, TMMBR and the loss-based
-    /// estimate set its target bit rate. Held weakly (the pipeline holds this transport as its sink).
-    public func attach(to pipeline: SendPipeline) {
+    /// Lets the peer's RTCP steer `pipeline` (a `SendPipeline`, or a stand-in for one: see `EncoderControl`): PLI
+    /// and new FIRs request key frames (of the layer whose SSRC they name), REMB, TMMBR and the loss-based estimate
+    /// set its target bit rate, a full pacer queue turns its frame dropping on. Held weakly (the pipeline holds this
+    /// transport as its sink).
+    public func attach(to pipeline: any EncoderControl) {
         shared.pipeline.withLock { $0.pipeline = pipeline }
     }
 
