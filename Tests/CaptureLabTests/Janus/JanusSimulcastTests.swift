@@ -71,6 +71,27 @@ struct JanusSimulcastTests {
         /// Our `--json` report.
         var report: String?
 
+        /// How long our publisher's CPU adaptation held its capture below the requested size (W3C
+        /// `qualityLimitationDurations.cpu` of its `--json` report), in seconds; `nil` for Chromium or no report.
+        var cpuLimitedSeconds: Double? {
+            guard let report, let start = report.firstIndex(of: "{"),
+                let object = try? JSONSerialization.jsonObject(with: Data(report[start...].utf8)) as? [String: Any],
+                let stats = object["stats"] as? [String: Any], let outbound = stats["outboundRTP"] as? [String: Any]
+            else { return nil }
+            let durations = outbound["qualityLimitationDurations"] as? [String: Any]
+            return (durations?["cpu"] as? NSNumber)?.doubleValue ?? 0
+        }
+
+        /// Says loudly, and returns `true`, when our publisher was CPU-limited (a machine too busy to encode three
+        /// layers of 1280x720 in real time, so its overuse detector scaled the capture down): sizes cannot be judged.
+        func cpuLimited(_ test: String) -> Bool {
+            guard let seconds = cpuLimitedSeconds, seconds > 1 else { return false }
+            print(
+                "⚠️ \(test): not judged on sizes: capturer-probe was CPU-limited for \(format(seconds)) s (the machine "
+                    + "could not encode three layers in real time; its overuse detector scaled the capture down)")
+            return true
+        }
+
         /// One line per encoding (Chromium), or our report's end.
         var summary: String {
             if let chromium {
@@ -151,6 +172,7 @@ struct JanusSimulcastTests {
                 )
             }
 
+            if publication.cpuLimited(test) { return }
             // A: the top substream at full rate.
             let aPhase = try #require(a.phases?.first, "viewer A has no phase")
             #expect(aPhase.sizes == ["1280x720"], "viewer A decoded \(aPhase.sizes)")
@@ -228,6 +250,7 @@ struct JanusSimulcastTests {
                 )
             }
 
+            if publication.cpuLimited(test) { return }
             #expect(figures.wideBefore, "the viewer was not on the top layer before the narrowing: \(figures)")
             let fallback = try #require(figures.fallbackS, "no fallback to a lower substream after the narrowing")
             #expect(fallback <= 10, "fell back \(fallback) s after the narrowing")
