@@ -2,7 +2,7 @@
 """The benchmark harness: runs our tools and the peers' (ffmpeg, GStreamer, vpxenc, aiortc, Janus), keeps every
 run's raw JSON, and renders BENCHMARKS.md from it. Documentation/Benchmarks.md says what the figures mean.
 
-    harness.py run [--smoke] [--only SECTION,…] [--out DIR] [--write FILE]
+    harness.py run [--smoke] [--only SECTION,…] [--out DIR] [--write FILE | --update FILE]
         Runs the sections (all by default, in the order below) and writes DIR/runs/NNNN-SECTION-TOOL.json (one per
         process: its command, exit status, CPU, wall, peak RSS and output, and what was read from it) and
         DIR/results.json (each section's best runs and the machine). A full run of every section also writes
@@ -10,14 +10,19 @@ run's raw JSON, and renders BENCHMARKS.md from it. Documentation/Benchmarks.md s
         vivid guest, nothing judged, nothing written but the run directory (Scripts/bench --smoke, run by
         Scripts/test, so that the harness cannot rot). DIR defaults to .build/benchmarks/<UTC time>[-smoke]/:
         .build/ is ignored by git, so runs (per-machine, noisy, large) stay out of commits as the media do.
-    harness.py render DIR [--write FILE]
-        Renders BENCHMARKS.md from DIR/results.json (to standard output, or FILE).
+        --update FILE: splice the sections that ran into FILE (an earlier BENCHMARKS.md) in place of their old figures,
+        the rest of it untouched, noting the rerun under its "Written by" line (text sections the goals do not read,
+        e.g. `run --only simulcast --update BENCHMARKS.md`).
+    harness.py render DIR [--write FILE | --update FILE]
+        Renders BENCHMARKS.md from DIR/results.json (to standard output, or FILE), or splices its sections into FILE.
     harness.py test
         The harness's own unit tests (tests/: best of N, ratios, verdicts, rendering).
 
 Sections: vp8, conversion, capture, vivid (the capture path and the live comparison in the QEMU guest), pipeline,
-latency, memory, send, send_allocations, idle, scale, webrtc (root and the Janus lab; Scripts/webrtc-bench runs it
-alone), link (root: ours vs Chromium through a shaped link, Scripts/lab/link-compare P1; LINK_PROFILES, LINK_SCALE). Environment, as for the bash scripts it replaces: FRAMES, RUNS, SEND_FRAMES, LATENCY_FRAMES, VIVID_FRAMES,
+latency, memory, send, send_allocations, idle, scale, simulcast (SendPipeline's simulcast against one stream),
+webrtc (root and the Janus lab; Scripts/webrtc-bench runs it alone), link (root: ours vs Chromium through a shaped
+link, Scripts/lab/link-compare P1; LINK_PROFILES, LINK_SCALE). Environment, as for the bash scripts it replaces:
+FRAMES, RUNS, SEND_FRAMES, LATENCY_FRAMES, VIVID_FRAMES,
 BENCH_VIVID=0 (no guest); for webrtc SECONDS_PER_RUN, PROBE (a capturer-probe to use), BENCH_VENV (aiortc's venv),
 WEBRTC_PEERS_NS / WEBRTC_PEERS_NET (the lab's namespace prefix and /24, default wb and 10.78.0).
 """
@@ -43,7 +48,7 @@ import link  # noqa: E402
 import webrtc  # noqa: E402
 
 ORDER = ["vp8", "conversion", "capture", "vivid", "pipeline", "latency", "memory", "send", "send_allocations", "idle",
-         "scale", "webrtc", "link"]
+         "scale", "simulcast", "webrtc", "link"]
 LAB_SECTIONS = {"webrtc", "link"}
 TOOLS = ["ffmpeg", "ffprobe", "vpxenc", "gst-launch-1.0"]
 
@@ -92,6 +97,13 @@ def run(args):
     unknown = [name for name in only if name not in ORDER]
     if unknown:
         sys.exit("bench: unknown section(s) %s (sections: %s)" % (", ".join(unknown), ", ".join(ORDER)))
+    if args.update:
+        refused = [name for name in only if not render.updatable(name)]
+        if smoke:
+            sys.exit("bench: --update takes no smoke run's figures")
+        if refused:
+            sys.exit("bench: --update cannot splice %s alone (the goals read it, or it is no text section): a full run"
+                     " writes it" % ", ".join(refused))
     settings = sections.settings(smoke)
     lab_only = set(only) <= LAB_SECTIONS
     if not smoke and not lab_only:
@@ -160,7 +172,9 @@ def run(args):
         for line in render.render_goals(results):
             print(line)
     log("every run's record is in %s/runs, the results in %s/results.json" % (out, out))
-    if not smoke and (args.write or only == ORDER):
+    if args.update:
+        update(args.update, results)
+    elif not smoke and (args.write or only == ORDER):
         target = args.write or "BENCHMARKS.md"
         with open(target, "w") as f:
             f.write(render.render_markdown(results))
@@ -168,9 +182,23 @@ def run(args):
     return 1 if failed else 0
 
 
+def update(path, results):
+    """Splices the sections of `results` into the BENCHMARKS.md at `path`."""
+    with open(path) as f:
+        text = f.read()
+    text = render.update_markdown(text, results, results["written"])
+    with open(path, "w") as f:
+        f.write(text)
+    log("updated %s: %s" % (path, ", ".join(results["sections"])))
+
+
 def render_command(args):
     with open(os.path.join(args.directory, "results.json")) as f:
-        text = render.render_markdown(json.load(f))
+        results = json.load(f)
+    if args.update:
+        update(args.update, results)
+        return 0
+    text = render.render_markdown(results)
     if args.write:
         with open(args.write, "w") as f:
             f.write(text)
@@ -193,10 +221,12 @@ def main():
     p.add_argument("--only", help="comma-separated sections: " + ",".join(ORDER))
     p.add_argument("--out", help="the run directory (default .build/benchmarks/<UTC time>)")
     p.add_argument("--write", help="write the Markdown report here (default BENCHMARKS.md after a full run)")
+    p.add_argument("--update", help="splice the sections that ran into this BENCHMARKS.md (text sections only)")
     p.set_defaults(function=run)
     p = commands.add_parser("render", help="render BENCHMARKS.md from a run directory's results.json")
     p.add_argument("directory")
     p.add_argument("--write", help="the file to write (default: standard output)")
+    p.add_argument("--update", help="splice DIR's sections into this BENCHMARKS.md instead")
     p.set_defaults(function=render_command)
     p = commands.add_parser("test", help="the harness's unit tests")
     p.set_defaults(function=test_command)

@@ -264,6 +264,56 @@ def render_scale(s, settings):
     return out
 
 
+def layer_pixels(streams, size):
+    """The pixels of every layer in `streams` (capture-bench's "320x180@150,640x360@500,…") over those of `size`."""
+    def pixels(dimensions):
+        width, height = (int(v) for v in dimensions.split("x"))
+        return width * height
+    return sum(pixels(layer.split("@")[0]) for layer in streams.split(",")) / pixels(size)
+
+
+def render_simulcast(s, settings):
+    out = [
+        "",
+        "Simulcast against one stream: SendPipeline with libwebrtc's VP8 simulcast layers for the size (L layers of T",
+        "temporal layers) against the same pipeline with one stream of T temporal layers, on the same frames: a",
+        "testsrc2 clip with temporal noise (%d frames) played twice, the first pass as warm-up, the second measured;"
+        % s["clip_frames"],
+        "unpaced, each frame once the previous one's layers are all out, libvpx frame dropping off; best of %d runs"
+        % s["runs"],
+        "alternating between the two in one process, each by its CPU.",
+        "CPU ms/frame = the encoder thread's CPU (layout, libyuv scaling, every layer's encode) / frames;",
+        "process = the whole process's (filling the frames too); ratio = simulcast / one stream (encoder thread).",
+        "pixels = the layers' pixels / the input's: libwebrtc's three layers at 1280x720 (320x180, 640x360, 1280x720)",
+        "are 1.31x the pixels of one, so about 1.3x the CPU is the expected cost (its two at 640x480: 1.25x); the",
+        "lowest layer, below 352x288, is encoded at libvpx speed -4 as libwebrtc does (-6 above), dearer per pixel.",
+        "allocs/frame = heap allocations of every thread in the measured window (malloc interposer).",
+        "No GStreamer or Chromium figures: neither has a simulcast encoder that runs alone on given frames",
+        "(GStreamer has no simulcast VP8 encoder element; Chromium's is inside its WebRTC stack). Chromium as a",
+        "simulcast publisher is measured end to end in the Janus lab test",
+        "(Tests/CaptureLabTests/Janus/JanusSimulcastTests.swift).",
+        "%-9s %2s %2s %5s | %-38s | %6s | %-22s | %5s | %-22s | %s"
+        % ("size", "L", "T", "kbps", "layers: size@kbit/s", "pixels", "CPU ms: simulcast/one", "ratio",
+           "process: simulcast/one", "allocs/frame: simulcast/one"),
+        rule(140),
+    ]
+    for row in s["rows"]:
+        out.append("%-9s %2d %2d %5d | %-38s | %5.2fx | %9.2f / %-10.2f | %5s | %9.2f / %-10.2f | %s / %s"
+                   % (row["size"], row["layers"], row["temporal_layers"], row["kbps"],
+                      row["streams"].replace(",", " "), layer_pixels(row["streams"], row["size"]),
+                      row["simulcast_thread_cpu_ms_per_frame"], row["single_thread_cpu_ms_per_frame"],
+                      f2(row["ratio"]), row["simulcast_process_cpu_ms_per_frame"],
+                      row["single_process_cpu_ms_per_frame"], number(row["simulcast_mallocs_per_frame"]),
+                      number(row["single_mallocs_per_frame"])))
+        if row["active"] < row["layers"]:
+            out.append("  (only %d of the %d layers on at %d kbit/s)" % (row["active"], row["layers"], row["kbps"]))
+        if row["layers"] < row["wanted_layers"]:
+            out.append("  (%d layers asked for: the size allows %d)" % (row["wanted_layers"], row["layers"]))
+        if row.get("threads", 1) > 1:
+            out.append("  (libvpx had %d threads at %s: compare the process figures)" % (row["threads"], row["size"]))
+    return out
+
+
 SECTIONS = [
     ("vp8", render_vp8),
     ("conversion", render_conversion),
@@ -277,7 +327,81 @@ SECTIONS = [
     ("send_allocations", render_send_allocations),
     ("idle", render_idle),
     ("scale", render_scale),
+    ("simulcast", render_simulcast),
 ]
+
+
+#: The start of each text section's first line, by which update_markdown finds it in an earlier BENCHMARKS.md.
+TITLES = {
+    "vp8": "VP8 real-time encode", "conversion": "Conversion at ", "capture": "Capture path (synthetic camera",
+    "vivid_capture": "V4L2 capture path on vivid", "pipeline": "Whole pipeline:", "vivid_live": "Live in the vivid",
+    "latency": "Latency (HDR histogram)", "memory": "Memory against capture length", "send": "Call send path:",
+    "send_allocations": "WebRTC send path:", "idle": "Idle WebRTC connections", "scale": "Scale:",
+    "simulcast": "Simulcast against one stream:",
+}
+#: The sections the goals are judged on: updating one alone would leave the goals stale, so they need a full run.
+GOAL_SECTIONS = {"pipeline", "vivid_live", "latency", "memory"}
+
+
+def updatable(name):
+    """Whether update_markdown can splice section `name` alone into a BENCHMARKS.md (a text section no goal reads)."""
+    return name in TITLES and name not in GOAL_SECTIONS
+
+
+def update_markdown(text, results, when):
+    """`text` (a BENCHMARKS.md) with the text sections of `results` put in place of the same sections' earlier
+    figures (or, when it has none, after the section before it), each named under the "Written by" line as rerun
+    alone on `when`; every other line as it was. Sections are the blank-line-separated paragraphs of the first code
+    block, each found by its title (TITLES)."""
+    names = [name for name, _ in SECTIONS if name in results["sections"]]
+    refused = [name for name in results["sections"] if not updatable(name)]
+    if refused:
+        raise ValueError("cannot update %s alone (a full run writes it)" % ", ".join(refused))
+    lines = text.split("\n")
+    try:
+        start = lines.index("```")
+        end = lines.index("```", start + 1)
+    except ValueError:
+        raise ValueError("no text report (a code block) to update") from None
+    paragraphs, current = [], None
+    for line in lines[start + 1:end]:
+        if not line.strip():
+            current = None
+        elif current is None:
+            current = [line]
+            paragraphs.append(current)
+        else:
+            current.append(line)
+
+    def name_of(paragraph):
+        return next((name for name, title in TITLES.items() if paragraph[0].startswith(title)), None)
+
+    order = [name for name, _ in SECTIONS]
+    for name in names:
+        new = [line for line in render_section(name, results) if line]
+        found = [i for i, p in enumerate(paragraphs) if name_of(p) == name]
+        if found:
+            paragraphs[found[0]] = new
+            continue
+        before = set(order[:order.index(name)])
+        at = max([i + 1 for i, p in enumerate(paragraphs) if name_of(p) in before], default=0)
+        paragraphs.insert(at, new)
+    block = []
+    for paragraph in paragraphs:
+        block += [""] + paragraph
+    lines[start + 1:end] = block
+    written = next((i for i, line in enumerate(lines[:start]) if line.startswith("Written by ")), None)
+    if written is not None:
+        for name in reversed(names):
+            note = ("Section `%s` rerun alone on %s (load average %s), spliced in by `harness.py run --only %s"
+                    " --update`." % (name, when, results["machine"]["load"], name))
+            prefix = "Section `%s` rerun alone" % name
+            stale = [i for i in range(written + 1, start) if lines[i].startswith(prefix)]
+            if stale:
+                lines[stale[0]] = note
+            else:
+                lines.insert(written + 1, note)
+    return "\n".join(lines)
 
 
 def render_section(name, results):
