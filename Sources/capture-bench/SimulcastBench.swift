@@ -165,7 +165,9 @@ private final class LockStepSink: EncodedFrameSink {
         state.withLock(signalling: true) { window in
             window.outputs += 1
             let done = window.outputs.isMultiple(of: outputsPerFrame) ? window.outputs / outputsPerFrame : 0
-            if done > warmup { window.bytes += frame.bytes.count }
+            // Every layer's bytes of the frames after the warm-up (this output belongs to frame `frameIndex`).
+            let frameIndex = (window.outputs - 1) / outputsPerFrame + 1
+            if frameIndex > warmup { window.bytes += frame.bytes.count }
             if done == warmup {
                 window.threadCPUStartNs = threadCPUTimeNs()
                 window.processCPUStartNs = processCPUTimeNs()
