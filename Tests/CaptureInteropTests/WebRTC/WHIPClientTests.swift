@@ -13,6 +13,11 @@ import Testing
     .timeLimit(.minutes(5))
 )
 struct WHIPClientTests {
+    /// The time limit of every exchange whose subject is not the limit itself: a hang guard, not a speed check. With
+    /// the client's default 10 s, five of these tests timed out in one CI run (2026-11-29, unit and TSan steps, 150 s
+    /// into the parallel run) against a Python server that answers at once when the machine is not saturated.
+    static let patience: Duration = .seconds(60)
+
     /// A host candidate and end-of-candidates, as a publisher trickles them.
     static let fragment = TrickleFragment(
         iceUfrag: "ufrag1234", icePassword: "passwordpasswordpassword",
@@ -27,7 +32,8 @@ struct WHIPClientTests {
 
     @Test func publishesTrickesAndDeletesThroughARedirect() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/redirect"), bearerToken: "s3cret")
+            let client = WHIPClient(
+                endpoint: server.url("/whip/redirect"), bearerToken: "s3cret", timeout: Self.patience)
             let session = try await client.publish(offer: Self.offer)
             #expect(session.endpointURL == server.url("/whip/ok"))
             #expect(session.resourceURL.absoluteString.hasPrefix(server.url("/whip/resource/ok-").absoluteString))
@@ -69,7 +75,8 @@ struct WHIPClientTests {
 
     @Test func forbiddenQuotesStatusAndFirstLine() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/forbidden"), bearerToken: "wrong")
+            let client = WHIPClient(
+                endpoint: server.url("/whip/forbidden"), bearerToken: "wrong", timeout: Self.patience)
             await #expect(
                 throws: WHIPError.httpStatus(method: "POST", status: 403, firstLine: "Unauthorized: bad token")
             ) {
@@ -80,7 +87,7 @@ struct WHIPClientTests {
 
     @Test func serverErrorQuotesStatusAndFirstLine() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/error"))
+            let client = WHIPClient(endpoint: server.url("/whip/error"), timeout: Self.patience)
             await #expect(
                 throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: Janus is down")
             ) {
@@ -93,7 +100,7 @@ struct WHIPClientTests {
 
     @Test func garbageAnswerIsAnErrorAndTheResourceIsDeleted() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/garbage"), bearerToken: "t")
+            let client = WHIPClient(endpoint: server.url("/whip/garbage"), bearerToken: "t", timeout: Self.patience)
             await #expect {
                 _ = try await client.publish(offer: Self.offer)
             } throws: { error in
@@ -141,7 +148,7 @@ struct WHIPClientTests {
 
     @Test func hugeAnswerIsRefusedNotBuffered() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/huge"))
+            let client = WHIPClient(endpoint: server.url("/whip/huge"), timeout: Self.patience)
             await #expect(throws: WHIPError.responseTooLarge(method: "POST", limit: WHIPClient.maximumResponseBytes)) {
                 _ = try await client.publish(offer: Self.offer)
             }
@@ -150,7 +157,7 @@ struct WHIPClientTests {
 
     @Test func hugeErrorBodyStillGivesItsFirstLine() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/huge-error"))
+            let client = WHIPClient(endpoint: server.url("/whip/huge-error"), timeout: Self.patience)
             await #expect(
                 throws: WHIPError.httpStatus(method: "POST", status: 500, firstLine: "Internal error: too much")
             ) {
@@ -163,7 +170,7 @@ struct WHIPClientTests {
         // 301, 302 and 303 turn a POST into a GET in HTTP clients; WHIP redirects only with 307 and 308 (RFC 9725,
         // load balancing and redirections).
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/moved"))
+            let client = WHIPClient(endpoint: server.url("/whip/moved"), timeout: Self.patience)
             await #expect(throws: WHIPError.unexpectedStatus(method: "POST", status: 302)) {
                 _ = try await client.publish(offer: Self.offer)
             }
@@ -234,7 +241,8 @@ struct WHIPClientTests {
         defer { certificate.remove() }
         try await withTLSServer(certificate) { server in
             await expectTransportFailure(
-                WHIPClient(endpoint: server.url("/whip/ok")), containing: ["CERTIFICATE_VERIFY_FAILED"])
+                WHIPClient(endpoint: server.url("/whip/ok"), timeout: Self.patience),
+                containing: ["CERTIFICATE_VERIFY_FAILED"])
             let log = try await server.log()
             #expect(log.isEmpty)
         }
@@ -248,7 +256,7 @@ struct WHIPClientTests {
         try await withTLSServer(certificate) { server in
             for host in ["127.0.0.1", "localhost"] {
                 let client = WHIPClient(
-                    endpoint: server.url("/whip/redirect", host: host), bearerToken: "s3cret",
+                    endpoint: server.url("/whip/redirect", host: host), bearerToken: "s3cret", timeout: Self.patience,
                     trustRoots: .pemFile(certificate.certificate))
                 let session = try await client.publish(offer: Self.offer)
                 #expect(session.endpointURL == server.url("/whip/ok", host: host))
@@ -270,10 +278,11 @@ struct WHIPClientTests {
         try await withTLSServer(certificate) { server in
             let trusted = WHIPTrustRoots.pemFile(certificate.certificate)
             await expectTransportFailure(
-                WHIPClient(endpoint: server.url("/whip/ok", host: "localhost"), trustRoots: trusted),
+                WHIPClient(
+                    endpoint: server.url("/whip/ok", host: "localhost"), timeout: Self.patience, trustRoots: trusted),
                 containing: ["CERTIFICATE_VERIFY_FAILED", "hostname mismatch"])
             await expectTransportFailure(
-                WHIPClient(endpoint: server.url("/whip/ok"), trustRoots: trusted),
+                WHIPClient(endpoint: server.url("/whip/ok"), timeout: Self.patience, trustRoots: trusted),
                 containing: ["CERTIFICATE_VERIFY_FAILED", "IP address mismatch"])
             let log = try await server.log()
             #expect(log.isEmpty)
@@ -287,7 +296,8 @@ struct WHIPClientTests {
         try await withTLSServer(certificate) { server in
             await expectTransportFailure(
                 WHIPClient(
-                    endpoint: server.url("/whip/ok", host: "localhost"), trustRoots: .pemFile(certificate.certificate)),
+                    endpoint: server.url("/whip/ok", host: "localhost"), timeout: Self.patience,
+                    trustRoots: .pemFile(certificate.certificate)),
                 containing: ["CERTIFICATE_VERIFY_FAILED", "hostname mismatch"])
         }
     }
@@ -298,7 +308,8 @@ struct WHIPClientTests {
         try await withTLSServer(certificate) { server in
             let missing = certificate.directory.appendingPathComponent("missing.pem").path
             await expectTransportFailure(
-                WHIPClient(endpoint: server.url("/whip/ok"), trustRoots: .pemFile(missing)), containing: [missing])
+                WHIPClient(endpoint: server.url("/whip/ok"), timeout: Self.patience, trustRoots: .pemFile(missing)),
+                containing: [missing])
         }
     }
 
@@ -338,7 +349,8 @@ struct WHIPClientTests {
     @Test func chunkedAndCloseDelimitedAnswersAreRead() async throws {
         try await WHIPTestServer.with { server in
             for path in ["/whip/chunked", "/whip/until-close"] {
-                let session = try await WHIPClient(endpoint: server.url(path)).publish(offer: Self.offer)
+                let session = try await WHIPClient(endpoint: server.url(path), timeout: Self.patience).publish(
+                    offer: Self.offer)
                 #expect(session.answerSDP == (try Fixtures.text("webrtc/janus-videoroom-answer.sdp")), "\(path)")
             }
         }
@@ -350,7 +362,9 @@ struct WHIPClientTests {
         defer { certificate.remove() }
         try await withTLSServer(certificate) { server in
             await expectTransportFailure(
-                WHIPClient(endpoint: server.url("/whip/until-close"), trustRoots: .pemFile(certificate.certificate)),
+                WHIPClient(
+                    endpoint: server.url("/whip/until-close"), timeout: Self.patience,
+                    trustRoots: .pemFile(certificate.certificate)),
                 containing: ["close_notify"])
         }
     }
@@ -374,7 +388,8 @@ struct WHIPClientTests {
 
     @Test func redirectLoopStopsAtTheLimit() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/redirect-loop"), maximumRedirects: 3)
+            let client = WHIPClient(
+                endpoint: server.url("/whip/redirect-loop"), timeout: Self.patience, maximumRedirects: 3)
             await #expect(throws: WHIPError.tooManyRedirects(3)) {
                 _ = try await client.publish(offer: Self.offer)
             }
@@ -385,7 +400,7 @@ struct WHIPClientTests {
 
     @Test func trickleWithAStaleETagReportsTheStatus() async throws {
         try await WHIPTestServer.with { server in
-            let client = WHIPClient(endpoint: server.url("/whip/ok"))
+            let client = WHIPClient(endpoint: server.url("/whip/ok"), timeout: Self.patience)
             var session = try await client.publish(offer: Self.offer)
             session.etag = "\"stale\""
             let fragment = TrickleFragment(iceUfrag: "u", icePassword: "p", candidates: [], endOfCandidates: true)
@@ -400,13 +415,14 @@ struct WHIPClientTests {
     @Test func unreachableAndNonHTTPEndpoints() async throws {
         let ftp = try #require(URL(string: "ftp://127.0.0.1/whip"))
         await #expect(throws: WHIPError.invalidURL("ftp://127.0.0.1/whip")) {
-            _ = try await WHIPClient(endpoint: ftp).publish(offer: Self.offer)
+            _ = try await WHIPClient(endpoint: ftp, timeout: Self.patience).publish(offer: Self.offer)
         }
         // A port nothing listens on: the server is started and stopped to find one.
         let server = try await WHIPTestServer.start()
         await server.stop()
         await #expect {
-            _ = try await WHIPClient(endpoint: server.url("/whip/ok")).publish(offer: Self.offer)
+            _ = try await WHIPClient(endpoint: server.url("/whip/ok"), timeout: Self.patience).publish(
+                offer: Self.offer)
         } throws: { error in
             guard case .transport(method: "POST", _, _) = error as? WHIPError else { return false }
             return true
