@@ -178,6 +178,91 @@ struct RTPStreamIDExtensionTests {
         #expect(Self.rtx(of: plain, repairedRidExtensionID: 5).count == plain.count + 2)
     }
 
+    @Test("once the identifiers stop, packets carry no mid or rid; the transport-wide offset and budget follow")
+    func identifiersStop() throws {
+        let packetizer = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: "h", orientation: true))
+        let frame = RTPTestPackets.frame(size: 5_000, key: true)
+        let before = Self.packetize(frame, with: packetizer)
+        packetizer.stopSendingStreamIdentifiers()
+        packetizer.stopSendingStreamIdentifiers()  // idempotent
+        #expect(!packetizer.sendsStreamIdentifiers)
+        #expect(packetizer.configuration.ridExtensionID == 4, "the ids stay: RTX relabels packets sent before")
+        let after = Self.packetize(frame, with: packetizer)
+        #expect(after.map(\.bytes.count).allSatisfy { $0 <= 1200 })
+        // Transport-wide (4 bytes) only: an 8-byte block instead of 12 (mid 2 + rid 2 + transport-wide 4).
+        #expect(after[0].bytes.count <= before[0].bytes.count)
+        var reassembled: [UInt8] = []
+        for (index, (bytes, transportOffset)) in after.enumerated() {
+            let packet = try bytes.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            let isLast = index == after.count - 1
+            #expect(packet.header.extensionElements.map(\.id) == [3] + (isLast ? [2] : []))
+            #expect(transportOffset == 12 + 4 + 1)
+            #expect(
+                bytes.withUnsafeBytes { TransportSequenceNumberExtension.dataOffset(in: $0, id: 3) } == transportOffset)
+            let size = try bytes.withUnsafeBytes {
+                try VP8PayloadDescriptor.parse(UnsafeRawBufferPointer(rebasing: $0[packet.payloadRange])).1
+            }
+            reassembled += bytes[(packet.payloadRange.lowerBound + size)..<packet.payloadRange.upperBound]
+        }
+        #expect(reassembled == frame)
+        // The budget: a frame that needed two packets with the identifiers fits one without them.
+        let fresh = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: "h", orientation: false))
+        let bigger = RTPTestPackets.frame(size: 1200 - 12 - 8 - 6, key: true)
+        #expect(Self.packetize(bigger, with: fresh).count == 2)
+        fresh.stopSendingStreamIdentifiers()
+        #expect(Self.packetize(bigger, with: fresh).count == 1)
+    }
+
+    /// The RTX packet for `original` with `elements` appended (rid 4 relabelled to 5), in a buffer of `room` bytes.
+    static func rtx(of original: [UInt8], appending elements: [UInt8], room: Int? = nil) -> [UInt8] {
+        var rtx = [UInt8](
+            repeating: 0xEE,
+            count: room ?? original.count + RTXPacket.overhead + RTXPacket.maximumGrowth(appending: elements.count))
+        let length = original.withUnsafeBytes { source in
+            elements.withUnsafeBytes { elements in
+                rtx.withUnsafeMutableBytes {
+                    RTXPacket.write(
+                        wrapping: source, into: $0, payloadType: 97, ssrc: 0x2222, sequenceNumber: 7,
+                        ridExtensionID: 4, repairedRidExtensionID: 5, appending: elements)
+                }
+            }
+        }
+        return Array(rtx.prefix(length))
+    }
+
+    @Test("RTX appends the mid and repaired-rid an original went without: to its block, or in a block of its own")
+    func rtxAppendsIdentifiers() throws {
+        let identifiers: [UInt8] = [0x10, 0x30, 0x50, 0x68]  // mid "0" under 1, repaired-rid "h" under 5
+        let fixed: [UInt8] = [0x90, 96, 0x12, 0x34, 0, 0, 0, 9, 0, 0, 0, 7]
+        // A one-byte block with the transport-wide element only (3 bytes, one of padding), payload AA BB CC.
+        let withBlock = fixed + [0xBE, 0xDE, 0, 1, 0x31, 0x00, 0x2A, 0x00] + [0xAA, 0xBB, 0xCC]
+        var plain = fixed + [0xAA, 0xBB, 0xCC]
+        plain[0] = 0x80
+        for original in [withBlock, plain] {
+            let rtx = Self.rtx(of: original, appending: identifiers)
+            let parsed = try rtx.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            let source = try original.withUnsafeBytes { try RTPPacket(parsing: $0) }
+            #expect(parsed.header.extensionForm == .oneByte)
+            #expect(
+                parsed.header.extensionElements.map(\.id) == source.header.extensionElements.map(\.id) + [1, 5])
+            #expect(parsed.extensionElement(id: 1)?.data == Array("0".utf8))
+            #expect(parsed.extensionElement(id: 5)?.data == Array("h".utf8))
+            #expect((parsed.payloadRange.lowerBound - 12) % 4 == 0, "the block stays 32-bit aligned")
+            #expect(Array(rtx[parsed.payloadRange]) == [0x12, 0x34, 0xAA, 0xBB, 0xCC])
+            #expect(rtx.count <= original.count + RTXPacket.overhead + RTXPacket.maximumGrowth(appending: 4))
+            if original == withBlock {
+                #expect(rtx.withUnsafeBytes { TransportSequenceNumberExtension.dataOffset(in: $0, id: 3) } == 17)
+            }
+            // A buffer too small for the grown copy: nothing written.
+            #expect(Self.rtx(of: original, appending: identifiers, room: original.count + 2).isEmpty)
+        }
+        // A two-byte block cannot take one-byte elements: copied as without them.
+        let twoByte = fixed + [0x10, 0x00, 0, 1, 3, 2, 0, 0] + [0xAA]
+        let copy = Self.rtx(of: twoByte, appending: identifiers)
+        #expect(copy.count == twoByte.count + RTXPacket.overhead)
+        #expect(try copy.withUnsafeBytes { try RTPPacket(parsing: $0) }.header.extensionElements.map(\.id) == [3])
+    }
+
     @Test("locate: both forms, padding, ID 15, malformed blocks")
     func locate() {
         func location(_ bytes: [UInt8], id: UInt8) -> RTPHeaderExtensionElement.Location? {

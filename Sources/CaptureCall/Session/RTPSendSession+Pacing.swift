@@ -120,15 +120,16 @@ extension RTPSendSession {
     /// Send it with ``transmit(_:length:kind:probeClusterID:nowNs:output:)`` as ``PacedPacketKind/padding``.
     ///
     /// A simulcast layer's padding (the packetizer sends a rid and has a repaired-rid id) also carries the mid and
-    /// the repaired rid (RFC 8852 §3.2), since the receiver was told no RTX SSRC: without them Janus drops the probe
-    /// before counting it for transport-wide feedback. A single stream's padding is as before (its RTX SSRC is in
-    /// `a=ssrc-group:FID`). Allocates nothing.
+    /// the repaired rid (RFC 8852 §3.2) until the peer reports on the RTX SSRC, since the receiver was told no RTX
+    /// SSRC: without them Janus drops the probe before counting it for transport-wide feedback. A single stream's
+    /// padding is as before (its RTX SSRC is in `a=ssrc-group:FID`). Allocates nothing.
     package func writePadding(into buffer: UnsafeMutableRawBufferPointer, size: Int) -> Int {
         guard let retransmission = configuration.retransmission, let payloadType = retransmission.rtxPayloadType
         else { return 0 }
         let id = transportWide?.extensionID
         let layer = packetizer.configuration
-        let repairedRidID = layer.repairedRidExtensionID
+        // Until the peer reports on the RTX SSRC (then it has bound it).
+        let repairedRidID = counters.rtxSSRCAcknowledged ? nil : layer.repairedRidExtensionID
         let midID = repairedRidID == nil ? nil : layer.midExtensionID
         let header = RTPPaddingPacket.headerLength(
             transportWideID: id, midID: midID, mid: layer.mid, repairedRidID: repairedRidID, rid: layer.rid)

@@ -64,6 +64,9 @@ package final class RTPSendSession {
     /// The buffer RTX packets are built and protected in (allocated once, with the history).
     let rtxBuffer: UnsafeMutableRawBufferPointer?
     var rtxSequenceNumber = UInt16.random(in: .min ... .max)
+    /// The mid and repaired-rid elements (RFC 8285 one-byte form) that RTX copies and padding carry while the peer
+    /// has not reported on the RTX SSRC, rendered once; empty when the stream sends neither.
+    package let rtxStreamIdentifiers: [UInt8]
     var loss: PacketLossSimulator?
     let srtp: SRTPSession?
     /// Unprotects the peer's SRTCP (libsrtp needs an inbound session for it).
@@ -120,11 +123,17 @@ package final class RTPSendSession {
             intervalNs: configuration.rtcpInterval.clampedNanoseconds, nowNs: nowNs,
             seed: configuration.packetizer.ssrc)
         feedback.reserveCapacity(8)
+        rtxStreamIdentifiers = Self.renderStreamIdentifiers(packetizer.configuration)
         if let retransmission = configuration.retransmission {
             let packetSize = packetizer.configuration.maxPacketSize
             history = RetransmissionHistory(packets: retransmission.historyPackets, slotSize: packetSize)
-            // An RTX packet is the original plus the 2-byte original sequence number, plus the SRTP trailer.
-            rtxBuffer = .allocate(byteCount: packetSize + 2 + packetizer.configuration.trailerCapacity, alignment: 16)
+            // An RTX packet is the original plus the 2-byte original sequence number (and, once the original goes
+            // without them, the stream identifiers), plus the SRTP trailer.
+            rtxBuffer = .allocate(
+                byteCount: packetSize + RTXPacket.overhead
+                    + RTXPacket.maximumGrowth(appending: rtxStreamIdentifiers.count)
+                    + packetizer.configuration.trailerCapacity,
+                alignment: 16)
         } else {
             history = nil
             rtxBuffer = nil
@@ -147,6 +156,25 @@ package final class RTPSendSession {
 
     deinit {
         rtxBuffer?.deallocate()
+    }
+
+    /// The mid element, then the repaired-rid element, as the packetizer (which checked the ids) would write them.
+    private static func renderStreamIdentifiers(_ layer: RTPPacketizerConfiguration) -> [UInt8] {
+        var elements: [UInt8] = []
+        let mid = Array(layer.mid.utf8)
+        if let id = layer.midExtensionID { elements += [id << 4 | UInt8(mid.count - 1)] + mid }
+        let rid = Array(layer.rid.utf8)
+        if let id = layer.repairedRidExtensionID { elements += [id << 4 | UInt8(rid.count - 1)] + rid }
+        return elements
+    }
+
+    /// Whether the RTX copy of `original` must have the stream identifiers appended: the original went without them
+    /// (sent after the peer reported on the media SSRC) and the peer has not reported on the RTX SSRC yet.
+    func rtxNeedsStreamIdentifiers(_ original: UnsafeRawBufferPointer) -> Bool {
+        guard !counters.rtxSSRCAcknowledged, !packetizer.sendsStreamIdentifiers, !rtxStreamIdentifiers.isEmpty,
+            let id = packetizer.configuration.midExtensionID ?? packetizer.configuration.ridExtensionID
+        else { return false }
+        return RTPHeaderExtensionElement.locate(id: id, in: original) == nil
     }
 
     /// The figures so far.
@@ -347,7 +375,8 @@ package final class RTPSendSession {
             counters.plisReceived += 1
             metrics.received(.pli)
             if admitKeyFrameRequest(arrivalNs: nowNs) { feedback.append(.keyFrameRequest(.pictureLossIndication)) }
-        case .fullIntraRequest(_, let entries):
+        case .fullIntraRequest(_, let entries) where entries.contains(where: { $0.ssrc == ssrc }):
+            // Counted by the stream it names only (one FIR on a transport of several streams is one stream's).
             let isNew = firTracker.containsNewRequest(in: entries, for: ssrc)
             counters.firsReceived += 1
             metrics.received(.fir)
@@ -398,9 +427,29 @@ package final class RTPSendSession {
         return true
     }
 
+    /// libwebrtc's rule (`RTPSender::OnReceivedAckOnSsrc`): a report block naming an SSRC shows the peer has bound
+    /// it, so the mid and rid (RFC 8843, RFC 8852) are no longer needed on it: the media SSRC's packets go without
+    /// them from the next frame on; the RTX SSRC's copies and padding once it is named in turn.
+    private func acknowledge(_ blocks: [RTCPReportBlock]) {
+        for block in blocks {
+            if block.ssrc == ssrc, !counters.ssrcAcknowledged {
+                counters.ssrcAcknowledged = true
+                packetizer.stopSendingStreamIdentifiers()
+                logger.debug("SSRC acknowledged: mid and rid no longer sent", metadata: ["ssrc": "\(ssrc)"])
+            } else if let rtx = configuration.retransmission, rtx.rtxPayloadType != nil, block.ssrc == rtx.rtxSSRC,
+                !counters.rtxSSRCAcknowledged
+            {
+                counters.rtxSSRCAcknowledged = true
+                logger.debug(
+                    "RTX SSRC acknowledged: mid and repaired rid no longer sent", metadata: ["ssrc": "\(rtx.rtxSSRC)"])
+            }
+        }
+    }
+
     private func handleReportBlocks(
         _ blocks: [RTCPReportBlock], arrival: NTPTimestamp, nowNs: UInt64, currentTargetKbps: Int?
     ) {
+        acknowledge(blocks)
         for block in blocks where block.ssrc == ssrc {
             let rtt = RoundTripTime.compute(reportBlock: block, receivedAt: arrival)
             counters.receiverReports += 1
@@ -481,11 +530,16 @@ package final class RTPSendSession {
                 case .tooOld: counters.retransmissionsTooOld += 1
                 case .unknown: counters.retransmissionsUnknown += 1
                 case .found(let original):
-                    var length = Self.buildRetransmission(
-                        of: original, into: rtxBuffer, retransmission: retransmission,
-                        ridExtensionID: packetizer.configuration.ridExtensionID,
-                        repairedRidExtensionID: packetizer.configuration.repairedRidExtensionID,
-                        sequenceNumber: &rtxSequenceNumber)
+                    let appends = rtxNeedsStreamIdentifiers(original)
+                    var length = rtxStreamIdentifiers.withUnsafeBytes { identifiers in
+                        Self.buildRetransmission(
+                            of: original, into: rtxBuffer, retransmission: retransmission,
+                            ridExtensionID: packetizer.configuration.ridExtensionID,
+                            repairedRidExtensionID: packetizer.configuration.repairedRidExtensionID,
+                            appending: appends
+                                ? identifiers : UnsafeRawBufferPointer(rebasing: identifiers[0..<0]),
+                            sequenceNumber: &rtxSequenceNumber)
+                    }
                     guard length > 0 else {
                         errors += 1
                         continue
@@ -527,11 +581,14 @@ package final class RTPSendSession {
     ///
     /// An RTX copy has its `rtp-stream-id` element turned into `repaired-rtp-stream-id` (RFC 8852 §3.2), or blanked
     /// when that was not negotiated (``RTXPacket``); pass the packetizer's checked ids (`nil` where it sends no such
-    /// element). A resend on the media SSRC stays as it was.
+    /// element). `elements` are appended to the copy's extension block (``RTXPacket``): the stream identifiers of an
+    /// original sent without them. A resend on the media SSRC stays as it was.
     static func buildRetransmission(
         of original: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer,
         retransmission: RetransmissionConfiguration, ridExtensionID: UInt8? = nil,
-        repairedRidExtensionID: UInt8? = nil, sequenceNumber: inout UInt16
+        repairedRidExtensionID: UInt8? = nil,
+        appending elements: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        sequenceNumber: inout UInt16
     ) -> Int {
         guard let rtxPayloadType = retransmission.rtxPayloadType else {
             UnsafeMutableRawBufferPointer(rebasing: buffer[0..<original.count]).copyMemory(from: original)
@@ -541,6 +598,6 @@ package final class RTPSendSession {
         return RTXPacket.write(
             wrapping: original, into: buffer, payloadType: rtxPayloadType, ssrc: retransmission.rtxSSRC,
             sequenceNumber: sequenceNumber, ridExtensionID: ridExtensionID,
-            repairedRidExtensionID: repairedRidExtensionID)
+            repairedRidExtensionID: repairedRidExtensionID, appending: elements)
     }
 }

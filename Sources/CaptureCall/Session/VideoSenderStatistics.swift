@@ -17,7 +17,7 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var keyFrameRequestsThrottled = 0
     /// Picture loss indications received.
     public var plisReceived = 0
-    /// Full intra requests received (repeated FIR sequence numbers included).
+    /// Full intra requests naming this stream received (repeated FIR sequence numbers included).
     public var firsReceived = 0
     /// REMB messages received.
     public var rembsReceived = 0
@@ -73,6 +73,12 @@ public struct VideoSenderStatistics: Sendable, Hashable, Codable {
     public var pacerRefused = 0
     /// Glass-to-wire latency: from the frame's capture timestamp to its last packet handed to the socket.
     public var glassToWire = LatencyRecorder.Summary()
+    /// Whether the peer has reported on the media SSRC (a report block naming it): from then on packets carry no mid
+    /// or rid (RFC 8843, RFC 8852), which the peer needs only to bind the SSRC.
+    public var ssrcAcknowledged = false
+    /// Whether the peer has reported on the RTX SSRC: until then retransmissions and padding carry the mid and the
+    /// repaired rid.
+    public var rtxSSRCAcknowledged = false
 
     /// Creates empty statistics.
     public init() {}

@@ -11,13 +11,18 @@ public import CaptureCore
 ///
 /// ## Header extensions
 /// One RFC 8285 one-byte block, its elements in this order, each when configured:
-/// 1. `sdes:mid` (RFC 8843) on every packet, which BUNDLE receivers route by;
-/// 2. `sdes:rtp-stream-id` (RFC 8852 §3.1, ``RTPStreamIDExtension``) on every packet, the simulcast layer's `a=rid`;
+/// 1. `sdes:mid` (RFC 8843), which BUNDLE receivers route by;
+/// 2. `sdes:rtp-stream-id` (RFC 8852 §3.1, ``RTPStreamIDExtension``), the simulcast layer's `a=rid`;
 ///    ``RTXPacket`` turns it into `repaired-rtp-stream-id` on retransmissions;
 /// 3. the transport-wide sequence number (``TransportSequenceNumberExtension``) on every packet, written 0 here (its
 ///    sender numbers it as the packet leaves, at ``OutgoingRTPPacket/transportSequenceNumberOffset``);
 /// 4. CVO on the last packet of a frame.
 /// The block is zero-padded to 32 bits.
+///
+/// The mid and rid are on every packet until ``stopSendingStreamIdentifiers()``: a receiver needs them only until it
+/// has bound the SSRC to its mid and rid, which its first report block naming the SSRC shows (libwebrtc's
+/// `RTPSender` stops them then too, unless told to always send them). From then on each packet is smaller by them,
+/// and carries more payload.
 ///
 /// Not thread-safe: use one packetizer from one thread (the encoder's).
 public final class VP8Packetizer {
@@ -35,6 +40,9 @@ public final class VP8Packetizer {
     /// frame of a layered stream carries it.
     public private(set) var tl0PictureIndex: UInt8 = 0
 
+    /// Whether packets carry the mid and rid elements (when configured): until ``stopSendingStreamIdentifiers()``.
+    public private(set) var sendsStreamIdentifiers = true
+
     /// The reused packet buffer.
     private let buffer: UnsafeMutableRawBufferPointer
     /// The mid extension's bytes (empty when not sent).
@@ -43,9 +51,9 @@ public final class VP8Packetizer {
     private let ridBytes: [UInt8]
     /// The one-byte-header elements every packet carries (the mid, rid and transport-wide sequence number elements),
     /// in bytes.
-    private let everyPacketElements: Int
+    private var everyPacketElements: Int
     /// Where the transport-wide sequence number's data bytes sit in every packet, when it is sent.
-    private let transportSequenceNumberOffset: Int?
+    private var transportSequenceNumberOffset: Int?
 
     /// Creates a packetizer.
     public init(configuration: RTPPacketizerConfiguration) {
@@ -74,16 +82,9 @@ public final class VP8Packetizer {
             configuration.repairedRidExtensionID = nil
         }
         ridBytes = configuration.ridExtensionID == nil ? [] : Array(configuration.rid.utf8)
-        let midElement = midBytes.isEmpty ? 0 : 1 + midBytes.count
-        let ridElement = ridBytes.isEmpty ? 0 : 1 + ridBytes.count
-        let hasTransportSequenceNumber = configuration.transportSequenceNumberExtensionID != nil
-        everyPacketElements =
-            midElement + ridElement
-            + (hasTransportSequenceNumber ? TransportSequenceNumberExtension.oneByteElementSize : 0)
-        // The fixed header, the extension block's 4-byte header, the mid and rid elements, then this element's ID
-        // byte.
-        transportSequenceNumberOffset =
-            hasTransportSequenceNumber ? RTPHeader.fixedSize + 4 + midElement + ridElement + 1 : nil
+        (everyPacketElements, transportSequenceNumberOffset) = Self.layout(
+            midBytes: midBytes.count, ridBytes: ridBytes.count,
+            transportWide: configuration.transportSequenceNumberExtensionID != nil)
         self.configuration = configuration
         nextSequenceNumber = configuration.initialSequenceNumber
         nextPictureID = configuration.initialPictureID & 0x7FFF
@@ -94,6 +95,30 @@ public final class VP8Packetizer {
 
     deinit {
         buffer.deallocate()
+    }
+
+    /// The bytes of the elements every packet carries, and where the transport-wide number's data sits, for mid and
+    /// rid data of these lengths (0: not sent).
+    private static func layout(midBytes: Int, ridBytes: Int, transportWide: Bool) -> (elements: Int, offset: Int?) {
+        let midElement = midBytes == 0 ? 0 : 1 + midBytes
+        let ridElement = ridBytes == 0 ? 0 : 1 + ridBytes
+        // The fixed header, the extension block's 4-byte header, the mid and rid elements, then this element's ID
+        // byte.
+        return (
+            midElement + ridElement + (transportWide ? TransportSequenceNumberExtension.oneByteElementSize : 0),
+            transportWide ? RTPHeader.fixedSize + 4 + midElement + ridElement + 1 : nil
+        )
+    }
+
+    /// Leaves the mid and rid out of every packet from the next frame on (for good): call it once the receiver has
+    /// shown it knows the SSRC (a report block naming it). The packets' payload budget grows by the bytes saved. The
+    /// configuration still holds both ids: ``RTXPacket`` relabels the rid of packets sent before, and the caller
+    /// adds the identifiers to retransmissions and padding while the RTX SSRC is not yet known. Idempotent.
+    public func stopSendingStreamIdentifiers() {
+        guard sendsStreamIdentifiers else { return }
+        sendsStreamIdentifiers = false
+        (everyPacketElements, transportSequenceNumberOffset) = Self.layout(
+            midBytes: 0, ridBytes: 0, transportWide: configuration.transportSequenceNumberExtensionID != nil)
     }
 
     /// Packetizes one encoded frame, calling `emit` for each packet in order. An empty frame emits nothing.
@@ -168,8 +193,8 @@ public final class VP8Packetizer {
         elements == 0 ? 0 : 4 + (elements + 3) / 4 * 4
     }
 
-    /// Writes the RTP header and its extensions (mid, rid and the transport-wide sequence number, 0 for now, on every
-    /// packet, CVO when `orientationID` is set); returns its size.
+    /// Writes the RTP header and its extensions (mid and rid while they are sent, the transport-wide sequence number,
+    /// 0 for now, on every packet, CVO when `orientationID` is set); returns its size.
     private func writeHeader(marker: Bool, timestamp: UInt32, orientationID: UInt8?, rotation: VideoRotation) -> Int {
         let elements = everyPacketElements + (orientationID == nil ? 0 : 2)
         buffer[0] = 0x80 | (elements == 0 ? 0 : 0x10)
@@ -182,7 +207,7 @@ public final class VP8Packetizer {
         buffer.rtpStore(RTPHeaderExtensionForm.oneByteProfile, at: 12)
         buffer.rtpStore(UInt16((blockSize - 4) / 4), at: 14)
         var offset = 16
-        if let midID = configuration.midExtensionID, !midBytes.isEmpty {
+        if let midID = configuration.midExtensionID, !midBytes.isEmpty, sendsStreamIdentifiers {
             buffer[offset] = midID << 4 | UInt8(midBytes.count - 1)
             midBytes.withUnsafeBytes { mid in
                 UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + mid.count]).copyMemory(
@@ -190,7 +215,7 @@ public final class VP8Packetizer {
             }
             offset += 1 + midBytes.count
         }
-        if let ridID = configuration.ridExtensionID, !ridBytes.isEmpty {
+        if let ridID = configuration.ridExtensionID, !ridBytes.isEmpty, sendsStreamIdentifiers {
             buffer[offset] = ridID << 4 | UInt8(ridBytes.count - 1)
             ridBytes.withUnsafeBytes { rid in
                 UnsafeMutableRawBufferPointer(rebasing: buffer[offset + 1..<offset + 1 + rid.count]).copyMemory(

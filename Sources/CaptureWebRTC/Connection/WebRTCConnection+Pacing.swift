@@ -49,8 +49,11 @@ extension WebRTCConnection {
     /// Sets up the pacer for `media` (once connected), its retransmission budget full at `startKbps`.
     func startPacing(for media: RTPSendSession, startKbps: Int, nowNs: UInt64) {
         let packetizer = media.configuration.packetizer
-        // An RTX copy is the original plus its original sequence number; then the SRTP trailer.
-        let slot = packetizer.maxPacketSize + RTXPacket.overhead + max(packetizer.trailerCapacity, 64)
+        // An RTX copy is the original plus its original sequence number (and the stream identifiers an original sent
+        // without them gets back while the RTX SSRC is unknown to the peer); then the SRTP trailer.
+        let slot =
+            packetizer.maxPacketSize + RTXPacket.overhead
+            + RTXPacket.maximumGrowth(appending: media.rtxStreamIdentifiers.count) + max(packetizer.trailerCapacity, 64)
         let padding =
             RTPPaddingPacket.headerLength(transportWideID: media.transportWide?.extensionID)
             + RTPPaddingPacket.maximumPaddingLength

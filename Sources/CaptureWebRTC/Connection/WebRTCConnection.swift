@@ -402,6 +402,18 @@ public final class WebRTCConnection {
         sendFeedback([.pictureLossIndication(senderSSRC: established.feedbackSSRC, mediaSSRC: mediaSSRC)])
     }
 
+    /// Asks the peer for a key frame of `mediaSSRC` with a Full Intra Request (RTCP FIR, RFC 5104 §4.3.1): a new
+    /// request takes the next `sequenceNumber` (per media source, modulo 256); sending the same number again repeats a
+    /// request the peer may already have answered.
+    public func sendFullIntraRequest(mediaSSRC: UInt32, sequenceNumber: UInt8, at now: ContinuousClock.Instant) {
+        guard case .connected(let established) = phase else { return }
+        sendFeedback([
+            .fullIntraRequest(
+                senderSSRC: established.feedbackSSRC,
+                entries: [RTCPFIREntry(ssrc: mediaSSRC, sequenceNumber: sequenceNumber)])
+        ])
+    }
+
     /// Asks the peer to send `sequenceNumbers` of `mediaSSRC` again (RTCP generic NACK, RFC 4585 §6.2.1).
     public func sendNACK(mediaSSRC: UInt32, sequenceNumbers: [UInt16], at now: ContinuousClock.Instant) {
         guard case .connected(let established) = phase, !sequenceNumbers.isEmpty else { return }

@@ -65,6 +65,34 @@ struct SimulcastConnectionTests {
         #expect(layers[1].keyFramesSent == 2 && layers[2].keyFramesSent == 2 && layers[0].keyFramesSent == 1)
     }
 
+    @Test("a FIR storm for one layer: that layer keys once per 300 ms, repeats are not new, unknown SSRCs counted")
+    func firStormPerLayer() throws {
+        let scenario = try Self.scenario(seed: 25)
+        scenario.run(for: .seconds(1))
+        let viewer = scenario.viewer.connection
+        let middle = SimulatedPublisher.ssrc + 1
+        // 30 new requests (numbers 1…30) within 100 ms, then the last one repeated 10 times.
+        for number in 1...30 {
+            viewer.sendFullIntraRequest(mediaSSRC: middle, sequenceNumber: UInt8(number), at: scenario.loop.now)
+        }
+        for _ in 0..<10 { viewer.sendFullIntraRequest(mediaSSRC: middle, sequenceNumber: 30, at: scenario.loop.now) }
+        viewer.sendFullIntraRequest(mediaSSRC: 0xDEAD_BEEF, sequenceNumber: 1, at: scenario.loop.now)
+        scenario.run(for: .milliseconds(100))
+        #expect(scenario.publisher.keyFrameRequestsByLayer == [1: 1], "one key frame for the storm, on its layer")
+        var layers = scenario.publisher.connection.layerStatistics
+        #expect(layers.map(\.firsReceived) == [0, 40, 0], "every FIR naming the layer counted by it")
+        #expect(layers[1].keyFrameRequestsThrottled == 29, "new requests within 300 ms ride on the first")
+        #expect(scenario.publisher.connection.statistics.feedbackForUnknownSSRC == 1)
+        // A new number after 300 ms is a new request; the stream goes on.
+        scenario.run(for: .milliseconds(300))
+        viewer.sendFullIntraRequest(mediaSSRC: middle, sequenceNumber: 31, at: scenario.loop.now)
+        scenario.run(for: .seconds(1))
+        #expect(scenario.publisher.keyFrameRequestsByLayer == [1: 2])
+        layers = scenario.publisher.connection.layerStatistics
+        #expect(layers[1].keyFramesSent == 3 && layers[0].keyFramesSent == 1 && layers[2].keyFramesSent == 1)
+        #expect(layers.allSatisfy { $0.frames == scenario.publisher.framesSent })
+    }
+
     @Test("a frame for a layer the connection was not given is counted and dropped")
     func unknownLayer() throws {
         let scenario = try Self.scenario(seed: 23)
