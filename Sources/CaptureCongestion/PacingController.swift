@@ -24,6 +24,15 @@
 ///   queue is empty. The cluster's cumulative bytes follow its bitrate from its start; packets due within
 ///   ``Configuration/minimumProbeDelta`` of a burst's start leave in that burst, so bursts are never closer than it.
 ///   It is done when both its minimum bytes and its minimum packets (at least one) were sent.
+/// - **Padding to a rate** (``setPaddingRate(_:at:)``, libwebrtc's padding rate): while it is above zero, a packet
+///   was ever enqueued, no probe runs and the queue is empty, ``Output/padding(size:probeClusterID:)`` (without a
+///   cluster id) fills the gaps so that everything sent adds up to that rate. A second debt, the **padding debt**,
+///   takes every byte sent (media, retransmissions, probes and padding) and drains at the padding rate; once both
+///   debts are paid, a burst of 5 ms at the padding rate leaves (libwebrtc's padding per process call). Media at or
+///   above the padding rate leaves no room for any. An owner sets it where
+///   its estimate cannot grow on what the encoder sends (libwebrtc pads simulcast up to every lower layer's target and
+///   the top layer's minimum × 1.2, at most the estimate), so that the acknowledged rate, and with it the estimate,
+///   can climb to where the encoder turns its next layer on.
 ///
 /// ## Sans-IO
 ///
@@ -41,8 +50,8 @@
 ///
 /// ## Where this differs from libwebrtc
 ///
-/// - One queue per priority (two priorities), no audio class and no round robin between streams: the owner sends one
-///   video stream. Padding is sent only for probes (no padding to hold a minimum rate, no ALR).
+/// - One queue per priority (two priorities), no audio class and no round robin between streams: the owner's video
+///   streams (simulcast layers) share each queue in the order their packets came. No ALR detection or ALR probing.
 /// - The burst allowance is a debt threshold rather than libwebrtc's send-burst-interval bookkeeping; the outcome is
 ///   the same (up to rate × 40 ms back to back), without libwebrtc's 63 kB burst cap.
 /// - The queue-time limit uses the oldest packet's wait and counts the unpaid debt with the queued bytes; libwebrtc
@@ -101,7 +110,8 @@ public struct PacingController: Sendable {
     public enum Output: Sendable, Hashable {
         /// Send the owner's queued packet `handle` now; `probeClusterID` marks it as part of a probe cluster.
         case packet(handle: Int, probeClusterID: Int?)
-        /// Build and send one padding packet of `size` bytes now (only for a probe cluster).
+        /// Build and send one padding packet of `size` bytes now: for the probe cluster `probeClusterID`, or (`nil`)
+        /// to hold the padding rate.
         case padding(size: Int, probeClusterID: Int?)
     }
 
@@ -169,6 +179,15 @@ public struct PacingController: Sendable {
     private var effective = 1_000_000.0
     private var raised = false
     private var debt = 0.0
+    /// The padding rate, bit/s (0: no padding but probes'), and the debt every byte sent adds to, drained at it.
+    private var paddingRateBits = 0.0
+    private var paddingDebt = 0.0
+    /// Padding bytes still to send at ``paddingBurstAt``: a burst starts when both debts are paid and holds 5 ms at
+    /// the padding rate (libwebrtc asks for that much padding per process call), so that the owner wakes about every
+    /// 5 ms rather than once per small padding packet.
+    private var paddingBurstLeft = 0
+    private var paddingBurstAt: Int64 = .min
+    static let paddingBurstNanoseconds: Int64 = 5 * Nanoseconds.perMillisecond
     private var lastUpdate: Int64 = 0
     private var anyPacketEnqueued = false
     private var pending: [PendingCluster] = []
@@ -200,6 +219,17 @@ public struct PacingController: Sendable {
         // A step down must not leave seconds of debt from the old rate: cap it at the new rate.
         debt = min(debt, max(debtCap, 0))
     }
+
+    /// Sets the rate, bit/s, that padding fills what is sent up to while the queue is empty (see the type's notes);
+    /// 0 (the default, and any value ≤ 0) sends no padding but probes'.
+    public mutating func setPaddingRate(_ bitsPerSecond: Int, at now: ContinuousClock.Instant) {
+        drain(to: nanoseconds(now))
+        paddingRateBits = bitsPerSecond <= 0 ? 0 : min(Double(bitsPerSecond), Self.maximumRate)
+        paddingDebt = min(paddingDebt, paddingDebtCap)
+    }
+
+    /// The padding rate, bit/s (0: none).
+    public var paddingRate: Int { paddingRateBits == 0 ? 0 : Int(bitrate: paddingRateBits) }
 
     /// Queues the owner's packet `handle` of `size` bytes (negative counts as zero).
     public mutating func enqueue(handle: Int, size: Int, priority: Priority, at now: ContinuousClock.Instant) {
@@ -240,6 +270,7 @@ public struct PacingController: Sendable {
         updateEffectiveRate(at: time)
         if let output = pollProbe(at: time) { return output }
         if active != nil { return nil }
+        if queuedPackets == 0, let padding = pollPadding(at: time) { return padding }
         guard queuedPackets > 0, debt <= allowance + 1e-6 else { return nil }
         guard let entry = popFront() else { return nil }
         send(entry, at: time)
@@ -247,7 +278,8 @@ public struct PacingController: Sendable {
     }
 
     /// When to poll next: the next probe send, else when the debt has drained to the allowance (an instant in the
-    /// past means now). Nil when the queue is empty and no probe is pending or running.
+    /// past means now), else (the queue empty, a padding rate set, media seen) when both debts are paid, for the next
+    /// padding burst. Nil when nothing is queued, pending, running or padded.
     public var nextDeadline: ContinuousClock.Instant? {
         if let active {
             if let burst = active.burstStart, active.nextSlot <= Nanoseconds.sum(burst, probeDeltaNanoseconds) {
@@ -260,7 +292,12 @@ public struct PacingController: Sendable {
             if anyPacketEnqueued { return instant(lastUpdate) }
             return instant(Nanoseconds.sum(first.added, Self.probeMaximumWait + 1))
         }
-        guard queuedPackets > 0 else { return nil }
+        guard queuedPackets > 0 else {
+            guard paddingRateBits > 0, anyPacketEnqueued else { return nil }
+            // Padding: once both debts are paid.
+            let wait = max(debt * 8e9 / effective, paddingDebt * 8e9 / paddingRateBits).rounded(.up)
+            return instant(Nanoseconds.sum(lastUpdate, wait < 9e18 ? Int64(wait) : .max))
+        }
         let excess = debt - allowance
         if excess <= 0 { return instant(lastUpdate) }
         let wait = (excess * 8e9 / effective).rounded(.up)
@@ -306,6 +343,34 @@ public struct PacingController: Sendable {
 
     private var debtCap: Double { effective / 8 * Double(debtNanoseconds) / 1e9 }
 
+    private var paddingDebtCap: Double { paddingRateBits / 8 * Double(debtNanoseconds) / 1e9 }
+
+    /// One padding packet to hold the padding rate when the queue is empty: a burst of 5 ms at the padding rate starts
+    /// once a padding rate is set, media was seen and both debts are paid; the rest of a burst only at its instant.
+    private mutating func pollPadding(at time: Int64) -> Output? {
+        guard paddingRateBits > 0, anyPacketEnqueued else { return nil }
+        if paddingBurstAt != time { paddingBurstLeft = 0 }
+        if paddingBurstLeft <= 0, debt <= 1e-6, paddingDebt <= 1e-6 {
+            let burst = paddingRateBits / 8 * Double(Self.paddingBurstNanoseconds) / 1e9
+            paddingBurstLeft = max(paddingSize, Int(min(burst, Double(Self.maximumSize))))
+            paddingBurstAt = time
+        }
+        guard paddingBurstLeft > 0 else { return nil }
+        paddingBurstLeft -= paddingSize
+        return sendPadding()
+    }
+
+    /// One padding packet to hold the padding rate, its bytes on both debts.
+    private mutating func sendPadding() -> Output {
+        addDebt(paddingSize)
+        // At least the packet itself on the padding debt, whatever its cap (a zero maximum debt duration would leave it
+        // at zero and let padding leave without end).
+        paddingDebt = max(paddingDebt, Double(paddingSize))
+        statistics.paddingPacketsSent = Self.saturatingSum(statistics.paddingPacketsSent, 1)
+        statistics.paddingBytesSent = Self.saturatingSum(statistics.paddingBytesSent, paddingSize)
+        return .padding(size: paddingSize, probeClusterID: nil)
+    }
+
     private var oldestEnqueueTime: Int64? {
         switch (retransmissions.front, media.front) {
         case (let a?, let b?): min(a.enqueuedAt, b.enqueuedAt)
@@ -323,12 +388,16 @@ public struct PacingController: Sendable {
         if time > lastUpdate {
             let elapsed = Double(Nanoseconds.difference(time, lastUpdate)) / 1e9
             debt = max(0, debt - effective / 8 * elapsed)
+            paddingDebt = max(0, paddingDebt - paddingRateBits / 8 * elapsed)
         }
         lastUpdate = time
     }
 
+    /// Adds a sent packet's bytes to the media debt and the padding debt (each capped at its rate × the maximum debt
+    /// duration).
     private mutating func addDebt(_ size: Int) {
         debt = min(debt + Double(size), max(debtCap, 0))
+        paddingDebt = min(paddingDebt + Double(size), paddingDebtCap)
     }
 
     private mutating func updateEffectiveRate(at time: Int64) {

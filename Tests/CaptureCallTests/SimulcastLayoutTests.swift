@@ -34,6 +34,8 @@ struct SimulcastLayoutTests {
         #expect(layout.streams.allSatisfy { $0.temporalLayers == 3 })
         // GetTotalMaxBitrate: 150 + 500 (targets below the top) + 2500 (the top's max).
         #expect(layout.minKbps == 30 && layout.maxKbps == 3150 && layout.bitrateRange == 30...3150)
+        // CalculateMaxPadBitrateBps: 150 + 500 (targets below the top) + min(1.2 × 600, 2500) = 1370.
+        #expect(layout.paddingTargetKbps == 1370)
     }
 
     @Test("960x540: three layers; the lowest, 240x135, below the last row, takes the 320x180 figures")
@@ -69,6 +71,8 @@ struct SimulcastLayoutTests {
                 [640, 480, 203, 686, 833],
             ])
         #expect(layout.maxKbps == 203 + 833)
+        // 203 + min(1.2 × 203 = 243.6 → 244, 686).
+        #expect(layout.paddingTargetKbps == 203 + 244)
     }
 
     @Test("640x360: two layers")
@@ -83,6 +87,7 @@ struct SimulcastLayoutTests {
         let layout = SimulcastLayout(input: Self.size(320, 180), maxLayers: 3, temporalLayers: 3)
         #expect(Self.figures(layout) == [[320, 180, 30, 150, 200]])
         #expect(layout.bitrateRange == 30...200)
+        #expect(layout.paddingTargetKbps == 0, "one layer: no padding (libwebrtc pads a single stream only on request)")
     }
 
     @Test("1920x1080: three layers from the top row; larger inputs keep its figures")

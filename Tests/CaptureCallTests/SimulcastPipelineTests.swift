@@ -219,8 +219,10 @@ struct SimulcastPipelineTests {
         let capturer = CameraVideoCapturer()
         // Before the first frame: the configured range (no output request).
         #expect(pipeline.bitrateRange == 50...2_500)
+        #expect(pipeline.paddingTargetKbps == 0, "no layout yet")
         try await Self.feed(pipeline, Self.frames(Self.hd), 0..<1, via: capturer)
         #expect(pipeline.bitrateRange == 30...3_150)
+        #expect(pipeline.paddingTargetKbps == 1_370, "the layout's: 150 + 500 + 1.2 × 600")
         #expect(pipeline.setTargetBitrate(kbps: 10_000, reason: .receiverEstimate) == 3_150)
         #expect(pipeline.setTargetBitrate(kbps: 10, reason: .receiverEstimate) == 30)
         try await Self.feed(pipeline, Self.frames(Self.hd), 1..<2, via: capturer)
@@ -233,6 +235,7 @@ struct SimulcastPipelineTests {
                 simulcast: SimulcastConfiguration()),
             sinks: [])
         #expect(requested.bitrateRange == 30...850)
+        #expect(requested.paddingTargetKbps == 150 + 180)
         await requested.stop()
         #expect(throws: CaptureError.self) {
             try SendPipeline(

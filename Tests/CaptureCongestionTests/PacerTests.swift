@@ -419,3 +419,86 @@ struct CongestionWindowPushbackTests {
         _ = pushback.adjust(.max)
     }
 }
+
+@Suite("Pacer: padding to a rate")
+struct PacerPaddingTests {
+    /// Bytes the driver sent in [from, to) seconds: media and padding apart.
+    private static func bytes(_ sent: [SentRecord], from: Int64, to: Int64) -> (media: Int, padding: Int) {
+        let window = sent.filter { $0.time >= from * second && $0.time < to * second }
+        return (
+            window.filter { $0.handle != nil }.reduce(0) { $0 + $1.size },
+            window.filter { $0.handle == nil }.reduce(0) { $0 + $1.size }
+        )
+    }
+
+    @Test("media at 400 kbit/s and a padding rate of 1 Mbit/s: padding fills the rest, nothing before the first packet")
+    func fillsUpToTheRate() {
+        var driver = PacerDriver(rate: 2_500_000)
+        driver.pacer.setPaddingRate(1_000_000, at: driver.instant(0))
+        #expect(driver.pacer.paddingRate == 1_000_000)
+        // The first frame at 1 s: the pacer pads only once media has been seen.
+        let arrivals = frames(bitrate: 400_000, seconds: 10).map {
+            Arrival(time: $0.time + second, size: $0.size, priority: $0.priority)
+        }
+        driver.run(arrivals, until: 11 * second)
+        #expect(driver.stalls == 0)
+        #expect(driver.sent.first?.handle == 0, "no padding before the first media packet")
+        let (media, padding) = Self.bytes(driver.sent, from: 2, to: 11)
+        let total = Double(media + padding) * 8 / 9
+        #expect(abs(total - 1_000_000) / 1_000_000 < 0.03, "media and padding at \(Int(total)) bit/s")
+        #expect(Double(media) * 8 / 9 > 350_000, "every media byte still sent")
+        let paddings = driver.sent.filter { $0.handle == nil }
+        #expect(paddings.allSatisfy { $0.size == 250 && $0.probeClusterID == nil })
+        #expect(driver.pacer.statistics.paddingBytesSent == paddings.reduce(0) { $0 + $1.size })
+        // Bursts of 5 ms at the padding rate (625 B: three packets), not one wake-up per packet.
+        let instants = Set(paddings.filter { $0.time >= 5 * second && $0.time < 6 * second }.map(\.time)).count
+        let packets = paddings.filter { $0.time >= 5 * second && $0.time < 6 * second }.count
+        #expect(instants * 2 <= packets, "\(packets) padding packets at \(instants) instants in one second")
+        print("pacer padding: media \(media * 8 / 9) bit/s, padding \(padding * 8 / 9) bit/s")
+    }
+
+    @Test("media above the padding rate leaves no room for padding; a rate of 0 stops it")
+    func noPaddingAboveTheRateOrAtZero() {
+        var driver = PacerDriver(rate: 2_500_000)
+        driver.pacer.setPaddingRate(1_000_000, at: driver.instant(0))
+        driver.run(frames(bitrate: 1_500_000, seconds: 5), until: 5 * second)
+        let (media, padding) = Self.bytes(driver.sent, from: 1, to: 5)
+        #expect(padding * 100 <= media, "padding \(padding) B beside \(media) B of media")
+
+        var stopped = PacerDriver(rate: 2_500_000)
+        stopped.pacer.setPaddingRate(1_000_000, at: stopped.instant(0))
+        stopped.pacer.setPaddingRate(-5, at: stopped.instant(0))
+        #expect(stopped.pacer.paddingRate == 0)
+        stopped.run(frames(bitrate: 300_000, seconds: 3), until: 4 * second)
+        #expect(stopped.sent.allSatisfy { $0.handle != nil })
+        #expect(stopped.pacer.nextDeadline == nil, "idle without padding: nothing to wake for")
+    }
+
+    @Test("a zero maximum debt duration still lets padding leave at the rate, not without end")
+    func zeroDebtDuration() {
+        var pacer = PacingController(
+            configuration: PacingController.Configuration(maximumDebtDuration: .zero), at: ContinuousClock.now)
+        let start = ContinuousClock.now
+        pacer.setPacingRate(2_000_000, at: start)
+        pacer.setPaddingRate(1_000_000, at: start)
+        pacer.enqueue(handle: 1, size: 1000, priority: .media, at: start)
+        var outputs = 0
+        while pacer.poll(at: start) != nil, outputs < 1_000 { outputs += 1 }
+        #expect(outputs < 10, "one packet and one burst at one instant, not \(outputs)")
+    }
+
+    @Test("a probe cluster pads with its id; the padding rate resumes after it")
+    func probesKeepTheirPadding() {
+        var driver = PacerDriver(rate: 2_500_000)
+        driver.pacer.setPaddingRate(500_000, at: driver.instant(0))
+        let probe = ProbeClusterRequest(
+            id: 7, bitrate: 3_000_000, minimumBytes: 30_000, minimumPackets: 5, duration: .milliseconds(80))
+        driver.run(frames(bitrate: 200_000, seconds: 4), until: 4 * second, probes: [(2 * second, probe)])
+        #expect(driver.stalls == 0)
+        let probed = driver.sent.filter { $0.probeClusterID == 7 }
+        #expect(probed.reduce(0) { $0 + $1.size } >= 30_000)
+        #expect(driver.sent.contains { $0.handle == nil && $0.probeClusterID == nil && $0.time > 3 * second })
+        let (media, padding) = Self.bytes(driver.sent, from: 3, to: 4)
+        #expect(abs(Double(media + padding) * 8 - 500_000) / 500_000 < 0.05)
+    }
+}

@@ -21,6 +21,16 @@ public protocol EncoderControl: AnyObject, Sendable {
 
     /// Turns frame dropping for congestion on (the connection's pacer queue or congestion window is full) or off.
     func setCongestionFrameDropping(_ drop: Bool)
+
+    /// The rate, kbit/s, the connection should pad what it sends up to while its estimate allows (0: no padding); a
+    /// ``SendPipeline``'s is its simulcast layout's (``SendPipeline/paddingTargetKbps``). Read again with every batch
+    /// of frames the connection takes.
+    var paddingTargetKbps: Int { get }
+}
+
+extension EncoderControl {
+    /// No padding: what a stand-in that does not say otherwise wants.
+    public var paddingTargetKbps: Int { 0 }
 }
 
 extension SendPipeline: EncoderControl {}

@@ -293,6 +293,7 @@ final class EncoderWorker {
         let layout = layers.layout(for: size)
         let kbps = state.withLock { state -> Int in
             state.bitrateRange = layout.bitrateRange
+            state.paddingTargetKbps = layout.paddingTargetKbps
             let applied = SendPipeline.clamp(state.requestedTargetKbps, to: layout.bitrateRange)
             state.statistics.currentTargetKbps = applied
             // Allocated below from the latest request.

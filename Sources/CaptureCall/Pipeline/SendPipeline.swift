@@ -65,6 +65,8 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         var requestedTargetKbps: Int
         /// What ``SendPipeline/setTargetBitrate(kbps:reason:)`` clamps to.
         var bitrateRange: ClosedRange<Int>
+        /// The current simulcast layout's ``SimulcastLayout/paddingTargetKbps`` (0 without simulcast).
+        var paddingTargetKbps = 0
         var congestionDropping = false
         var statistics = SendPipelineStatistics()
         var encodeDelay: Duration?
@@ -108,16 +110,17 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
                 "bit-rate range \(configuration.minBitrateKbps)…\(configuration.maxBitrateKbps) kbit/s is empty")
         }
         var range = configuration.minBitrateKbps...configuration.maxBitrateKbps
+        var paddingTarget = 0
         var simulcast: SimulcastEncoders?
         if let simulcastConfiguration = configuration.simulcast {
             // Until the first frame gives the input size, the range of the largest size the adapter may give.
             if let request = configuration.outputRequest, request.width > 0, request.height > 0 {
                 let size = Dimensions(width: request.width, height: request.height)
-                range =
-                    SimulcastLayout(
-                        input: size, maxLayers: simulcastConfiguration.maxLayers,
-                        temporalLayers: simulcastConfiguration.temporalLayers
-                    ).bitrateRange
+                let layout = SimulcastLayout(
+                    input: size, maxLayers: simulcastConfiguration.maxLayers,
+                    temporalLayers: simulcastConfiguration.temporalLayers)
+                range = layout.bitrateRange
+                paddingTarget = layout.paddingTargetKbps
             }
             simulcast = try SimulcastEncoders(
                 configuration: simulcastConfiguration, encoder: configuration.encoder,
@@ -135,6 +138,7 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
         }
         var initial = State(requestedTargetKbps: configuration.encoder.targetBitrateKbps, bitrateRange: range)
         initial.statistics.currentTargetKbps = encoderConfiguration.targetBitrateKbps
+        initial.paddingTargetKbps = paddingTarget
         state = ConditionLock(initial)
         (events, eventContinuation) = AsyncStream.makeStream(
             of: SendPipelineEvent.self, bufferingPolicy: .bufferingNewest(100))
@@ -165,6 +169,12 @@ public final class SendPipeline: CameraVideoCapturerDelegate {
     /// A connection reads it to bound its bandwidth estimate; it changes when the input size does (a CPU-overuse step
     /// lowers it).
     public var bitrateRange: ClosedRange<Int> { state.withLock { $0.bitrateRange } }
+
+    /// The rate, kbit/s, a connection should pad its sending up to (at most its estimate): with simulcast, the current
+    /// layout's ``SimulcastLayout/paddingTargetKbps`` (every lower layer's target and 1.2 × the top layer's minimum),
+    /// so that the estimate can grow until every layer is on; 0 without simulcast. Changes with the layout, like
+    /// ``bitrateRange``. Thread-safe.
+    public var paddingTargetKbps: Int { state.withLock { $0.paddingTargetKbps } }
 
     /// Makes the next encoded frame a key frame: on every layer, or with `simulcastIndex` on that simulcast layer
     /// only (0 is the lowest resolution; without simulcast the one stream is layer 0).

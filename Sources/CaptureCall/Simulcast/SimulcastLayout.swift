@@ -156,6 +156,19 @@ public struct SimulcastLayout: Sendable, Hashable, Codable {
     /// ``minKbps`` … ``maxKbps``.
     public var bitrateRange: ClosedRange<Int> { minKbps...max(minKbps, maxKbps) }
 
+    /// The rate a connection pads its sending up to (at most its estimate) so that the estimate can grow to where the
+    /// allocator turns every layer on: every layer below the top at its target, plus the top layer's minimum × 1.2
+    /// (the allocator's hysteresis), at most the top layer's target; 0 with one layer, which needs no padding to
+    /// start (libwebrtc's `CalculateMaxPadBitrateBps` without ALR probing), in kbit/s.
+    ///
+    /// Without it, a publisher whose top layer is off sends only the lower layers' rate, and an estimate bounded by
+    /// 1.5 × the acknowledged rate (GCC's rule) may never reach the top layer's 1.2 × minimum above them.
+    public var paddingTargetKbps: Int {
+        guard streams.count > 1, let top = streams.last else { return 0 }
+        let topStart = min((top.minKbps * 12 + 5) / 10, top.targetKbps)
+        return streams.dropLast().reduce(topStart) { $0 + $1.targetKbps }
+    }
+
     /// How many layers an input of `input` is split into when `maxLayers` (clamped to 1…3) are wanted
     /// (libwebrtc's `LimitSimulcastLayerCount` with its default round-up rate 0.1).
     public static func layerCount(input: Dimensions, maxLayers: Int) -> Int {

@@ -4,7 +4,8 @@ internal import CaptureRTP
 
 /// The connection's pacer and what it holds: the packets of each frame and each retransmission wait here, unprotected
 /// and unnumbered, and leave in short bursts at the pacing rate; probe clusters leave at their own rate, padded on the
-/// RTX stream when there is no media to send.
+/// RTX stream when there is no media to send; with a padding target (``WebRTCConnection/setPaddingTarget(kbps:)``),
+/// padding on the RTX stream fills what is sent up to it, at most the target, while the window has room.
 ///
 /// ## Why here
 /// The transport-wide number and the send time recorded for the estimator are the instant a packet leaves the pacer,
@@ -96,6 +97,9 @@ extension WebRTCConnection {
         let streams = established.streams
         let now = clock.instant(atNanoseconds: nowNs)
         pacing?.controller.setPacingRate(pacingRate(targetKbps: established.targetKbps), at: now)
+        // Read before the pacer's exclusive access begins (the rate reads the pacer's state).
+        let padding = paddingRate(targetKbps: established.targetKbps, media: media)
+        pacing?.controller.setPaddingRate(padding, at: now)
         let route = mediaPath
         while let output = pacing?.controller.poll(at: now), let store = pacing?.store {
             switch output {
@@ -134,6 +138,19 @@ extension WebRTCConnection {
     func pacingRate(targetKbps: Int) -> Int {
         if let estimator = congestion?.estimator { return estimator.pacingBitrate }
         return targetKbps.multipliedReportingOverflow(by: 2_500).partialValue
+    }
+
+    /// The rate padding fills up to, bits per second: the owner's padding target, at most the target; none without an
+    /// estimator or an RTX stream to pad on (padding the pacer counted but nobody sent would hold media back), when
+    /// the target is over the connection's bit-rate range, while the congestion window is full or frames are being
+    /// dropped (libwebrtc pads nothing while congested).
+    func paddingRate(targetKbps: Int, media: RTPSendSession) -> Int {
+        // A padding target over the range's top could never be reached: padding for it would be waste for good.
+        guard paddingTargetKbps > 0, let control = congestion, !control.pushback.isDroppingFrames,
+            pacing?.droppingFrames != true, media.configuration.retransmission?.rtxPayloadType != nil,
+            case .connected(let established) = phase, paddingTargetKbps <= established.range.upperBound
+        else { return 0 }
+        return min(paddingTargetKbps, targetKbps).multipliedReportingOverflow(by: 1_000).partialValue
     }
 
     /// Tells the owner to start or stop dropping frames when the window's or the queue's state changed.

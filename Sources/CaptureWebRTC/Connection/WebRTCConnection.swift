@@ -249,6 +249,8 @@ public final class WebRTCConnection {
     /// The pacer and the packets it holds (`nil` until connected with a stream to send). A stored property, not part
     /// of ``phase``: it is mutated in place per packet, never copied.
     var pacing: Pacing?
+    /// What the owner asked padding to fill up to (``setPaddingTarget(kbps:)``), kbit/s.
+    var paddingTargetKbps = 0
     /// The last transport-wide feedback reports (see `onTransportFeedback(_:at:)`).
     var transportReports = TransportReportBuffer(capacity: 16)
     /// Transport-wide feedback messages we sent.
@@ -400,6 +402,16 @@ public final class WebRTCConnection {
     public func sendPictureLossIndication(mediaSSRC: UInt32, at now: ContinuousClock.Instant) {
         guard case .connected(let established) = phase else { return }
         sendFeedback([.pictureLossIndication(senderSSRC: established.feedbackSSRC, mediaSSRC: mediaSSRC)])
+    }
+
+    /// Sets the rate, kbit/s, that the pacer pads what it sends up to (RTP padding on the RTX stream), at most the
+    /// current target and never while the congestion window is full: what lets the estimate grow when the encoder
+    /// sends less than it could use, as a simulcast encoder does while its top layer is off (libwebrtc's
+    /// `max_padding_bitrate`; ``SendPipeline/paddingTargetKbps`` gives it). 0 (the default) pads only for probes.
+    /// Only with transport-wide congestion control (the estimate it lets grow is that one's); taken at the next
+    /// pacing step.
+    public func setPaddingTarget(kbps: Int) {
+        paddingTargetKbps = max(0, kbps)
     }
 
     /// Asks the peer for a key frame of `mediaSSRC` with a Full Intra Request (RTCP FIR, RFC 5104 §4.3.1): a new

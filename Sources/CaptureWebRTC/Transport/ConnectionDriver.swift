@@ -207,6 +207,12 @@ enum ConnectionDriver {
                 loop.flush()
             }
             commands.removeAll(keepingCapacity: true)
+            if !frames.isEmpty {
+                // The encoder's padding target follows its layout (a new input size, a CPU step): read with its
+                // frames, before they are paced.
+                let pipeline = shared.pipeline.withLock { $0.pipeline }
+                connection.setPaddingTarget(kbps: pipeline?.paddingTargetKbps ?? 0)
+            }
             for frame in frames {
                 connection.send(frame: frame, at: now)
                 loop.flush()

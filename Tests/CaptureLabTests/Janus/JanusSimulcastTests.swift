@@ -256,6 +256,11 @@ struct JanusSimulcastTests {
             let (viewer, publication) = try await (viewing, publishing)
             let summary = try await lab.stopLink()
             print("janus simulcast (\(publisher.rawValue)), shaped link: \(publication.summary)")
+            if let chromium = publication.chromium, !chromium.ok || chromium.encodings?.isEmpty != false {
+                print(
+                    "janus simulcast (chromium), shaped link, publisher: \(chromium.error ?? "") \(chromium.events ?? [])"
+                )
+            }
             #expect(viewer.ok, "viewer: \(viewer.error ?? "") \(viewer.events ?? [])")
             let t0 = try #require(summary?.t0Realtime, "the delay line saw no RTP")
             let figures = try #require(
@@ -273,12 +278,14 @@ struct JanusSimulcastTests {
             let fallback = try #require(figures.fallbackS, "no fallback to a lower substream after the narrowing")
             #expect(fallback <= 10, "fell back \(fallback) s after the narrowing")
             #expect(figures.narrowAtEnd, "still on the top layer at the end of the narrow phase")
-            // Known: with the top layer off, our lower layers alone cannot fill the widened link, so the estimate
-            // stays at 1.5 × the acknowledged rate and the top layer's 1.2 × min comes late (17 s on a calm machine,
-            // not within 40 s in a CI dry run). libwebrtc pads up to the lower layers' targets plus the top layer's
-            // min (CalculateMaxPadBitrateBps); our pacer pads only for probes yet.
+            // With the top layer off, our lower layers alone cannot fill the widened link: without padding the
+            // estimate stayed at 1.5 × the acknowledged rate and the top layer came back late (17 s on a calm machine,
+            // not within 40 s in one CI dry run). The pacer now pads up to the lower layers' targets plus 1.2 × the
+            // top layer's min, as libwebrtc (CalculateMaxPadBitrateBps): back after 14.5 s on a calm machine
+            // (Chromium 10.0 s), the estimate rising at GCC's 8 % a second. Still marked intermittent until CI runs
+            // show the padding holds under load.
             try withKnownIssue(
-                "our top layer returns late after a widening: no padding up to its min yet", isIntermittent: true
+                "our top layer may return late after a widening (the estimate climbs at 8 %/s)", isIntermittent: true
             ) {
                 let back = try #require(figures.returnS, "the viewer never returned to substream 2")
                 #expect(back <= 38, "returned \(back) s after the widening")

@@ -93,6 +93,41 @@ struct SimulcastConnectionTests {
         #expect(layers.allSatisfy { $0.frames == scenario.publisher.framesSent })
     }
 
+    @Test("after a narrowing, padding lets the estimate grow past 1.5 × what the encoder sends, to the padding target")
+    func paddingLetsTheEstimateGrow() throws {
+        // A 5 Mbit/s link narrowed to 400 kbit/s from 5 s to 12 s: the encoder follows the target until the link
+        // widens, then sends 2500-byte frames (600 kbit/s) whatever the target, as a simulcast encoder whose top layer
+        // went off sends only the lower layers' rate. GCC's estimate may grow only to 1.5 × the acknowledged rate.
+        func run(padding: Int) throws -> (kbps: Int, reached: Duration?, padded: Int) {
+            let link = LinkConfiguration(
+                delay: .milliseconds(20), rate: 5_000_000, queueBytes: 100_000,
+                schedule: [.setRate(400_000, at: .seconds(5)), .setRate(5_000_000, at: .seconds(12))])
+            let scenario = try WholeConnectionTests.Scenario(
+                seed: 27, forward: link, mediaFor: .seconds(40), transportWideCC: true)
+            scenario.publisher.followsTarget = true
+            scenario.publisher.connection.setPaddingTarget(kbps: padding)
+            scenario.run(for: .seconds(12))
+            scenario.publisher.followsTarget = false
+            let narrowed = scenario.publisher.targetKbps
+            scenario.run(for: .seconds(28))
+            let widened = scenario.start + .seconds(12)
+            let reached = scenario.publisher.targets.first { $0.at > widened && $0.kbps >= 2_000 }
+            print(
+                "padding target \(padding) kbit/s: \(narrowed) kbit/s at the widening, "
+                    + "\(scenario.publisher.targetKbps) at 40 s"
+                    + (reached.map { ", ≥ 2000 \(widened.duration(to: $0.at)) after the widening" } ?? ""))
+            let padded = scenario.publisher.connection.statistics.pacer?.paddingBytesSent ?? 0
+            return (scenario.publisher.targetKbps, reached.map { widened.duration(to: $0.at) }, padded)
+        }
+        let without = try run(padding: 0)
+        let with = try run(padding: 2_000)
+        #expect(without.kbps < 1_200, "held near 1.5 × 600 kbit/s without padding: \(without.kbps)")
+        #expect(with.kbps >= 2_000, "padding up to 2000 kbit/s lets it through: \(with.kbps)")
+        // From 360 kbit/s at GCC's multiplicative increase (8 % a second): about 22 s to 2000 kbit/s.
+        #expect((with.reached ?? .seconds(99)) < .seconds(25))
+        #expect(with.padded > without.padded)
+    }
+
     @Test("a frame for a layer the connection was not given is counted and dropped")
     func unknownLayer() throws {
         let scenario = try Self.scenario(seed: 23)

@@ -26,7 +26,7 @@ struct WholeConnectionTests {
         init(
             seed: UInt64, link: LinkConfiguration = LinkConfiguration(delay: .milliseconds(20)),
             forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5), transportWideCC: Bool = false,
-            probesStaleEstimate: Bool = false, layers: Int = 1
+            probesStaleEstimate: Bool = false, layers: Int = 1, startBitrateKbps: Int = 1_000
         ) throws {
             network = SimulatedNetwork(seed: seed, start: start, defaultLink: link)
             if let forward { network.setLink(from: publisherAddress, to: viewerAddress, forward) }
@@ -38,6 +38,7 @@ struct WholeConnectionTests {
             viewer.connection.start(
                 remote: publisher.remote(dtlsRole: .client, transportWideCCExtensionID: twcc), media: nil, at: start)
             var media = SimulatedPublisher.media(transportWideCCExtensionID: twcc, layers: layers)
+            media.startBitrateKbps = startBitrateKbps
             media.probesStaleEstimate = probesStaleEstimate
             publisher.layers = layers
             publisher.connection.start(remote: viewer.remote(dtlsRole: .server), media: media, at: start)
