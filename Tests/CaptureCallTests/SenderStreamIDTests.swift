@@ -142,6 +142,7 @@ struct SenderStreamIDTests {
         SenderRetransmissionTests.nack(nacked, to: sender)
         var rtx = try SenderRetransmissionTests.rtp(Array(transport.datagrams[mark...]))
         #expect(rtx.count == 2)
+        #expect(transport.datagrams[mark...].allSatisfy { $0.count <= 1200 + RTXPacket.overhead }, "room was kept")
         for packet in rtx {
             #expect(packet.header.ssrc == 0xBEEF)
             #expect(packet.extensionElement(id: 1)?.data == Array("0".utf8))

@@ -205,6 +205,14 @@ struct RTPStreamIDExtensionTests {
             reassembled += bytes[(packet.payloadRange.lowerBound + size)..<packet.payloadRange.upperBound]
         }
         #expect(reassembled == frame)
+        // With room kept for the identifiers an RTX copy gets back: no copy is larger than the packet limit + 2.
+        let kept = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: "h", orientation: true))
+        kept.stopSendingStreamIdentifiers(reservingRoom: 4)
+        for (bytes, _) in Self.packetize(frame, with: kept) {
+            #expect(Self.rtx(of: bytes, appending: [0x10, 0x30, 0x50, 0x68]).count <= 1200 + RTXPacket.overhead)
+        }
+        kept.releaseReservedRoom()
+        #expect(Self.packetize(frame, with: kept).map(\.bytes.count) == after.map(\.bytes.count))
         // The budget: a frame that needed two packets with the identifiers fits one without them.
         let fresh = VP8Packetizer(configuration: Self.simulcastConfiguration(rid: "h", orientation: false))
         let bigger = RTPTestPackets.frame(size: 1200 - 12 - 8 - 6, key: true)

@@ -434,12 +434,15 @@ package final class RTPSendSession {
         for block in blocks {
             if block.ssrc == ssrc, !counters.ssrcAcknowledged {
                 counters.ssrcAcknowledged = true
-                packetizer.stopSendingStreamIdentifiers()
+                // While the RTX SSRC is unknown to the peer, its copies get the identifiers back: keep their room.
+                let rtxUnknown = configuration.retransmission?.rtxPayloadType != nil && !counters.rtxSSRCAcknowledged
+                packetizer.stopSendingStreamIdentifiers(reservingRoom: rtxUnknown ? rtxStreamIdentifiers.count : 0)
                 logger.debug("SSRC acknowledged: mid and rid no longer sent", metadata: ["ssrc": "\(ssrc)"])
             } else if let rtx = configuration.retransmission, rtx.rtxPayloadType != nil, block.ssrc == rtx.rtxSSRC,
                 !counters.rtxSSRCAcknowledged
             {
                 counters.rtxSSRCAcknowledged = true
+                packetizer.releaseReservedRoom()
                 logger.debug(
                     "RTX SSRC acknowledged: mid and repaired rid no longer sent", metadata: ["ssrc": "\(rtx.rtxSSRC)"])
             }

@@ -8,7 +8,7 @@
 /// A simulcast layer's packets carry `rtp-stream-id` (its `a=rid`). An RTX packet must not: a receiver learning SSRCs
 /// from it (Janus) would take the RTX SSRC for the layer's media SSRC. It carries `repaired-rtp-stream-id` with the
 /// same rid instead (§3.2). Given the rid element's id,
-/// ``write(wrapping:into:payloadType:ssrc:sequenceNumber:ridExtensionID:repairedRidExtensionID:)`` rewrites the
+/// ``write(wrapping:into:payloadType:ssrc:sequenceNumber:ridExtensionID:repairedRidExtensionID:appending:)`` rewrites the
 /// copied element in place (same length, so nothing moves):
 /// - with a repaired-rid id, only the element's ID changes;
 /// - without one, the whole element (ID byte and data) becomes zero bytes, which RFC 8285 §4 allows between elements

@@ -54,6 +54,8 @@ public final class VP8Packetizer {
     private var everyPacketElements: Int
     /// Where the transport-wide sequence number's data bytes sit in every packet, when it is sent.
     private var transportSequenceNumberOffset: Int?
+    /// Bytes of elements kept free in every packet's budget, though not sent (``stopSendingStreamIdentifiers(reservingRoom:)``).
+    private var reservedElements = 0
 
     /// Creates a packetizer.
     public init(configuration: RTPPacketizerConfiguration) {
@@ -111,14 +113,25 @@ public final class VP8Packetizer {
     }
 
     /// Leaves the mid and rid out of every packet from the next frame on (for good): call it once the receiver has
-    /// shown it knows the SSRC (a report block naming it). The packets' payload budget grows by the bytes saved. The
-    /// configuration still holds both ids: ``RTXPacket`` relabels the rid of packets sent before, and the caller
-    /// adds the identifiers to retransmissions and padding while the RTX SSRC is not yet known. Idempotent.
-    public func stopSendingStreamIdentifiers() {
+    /// shown it knows the SSRC (a report block naming it). The configuration still holds both ids: ``RTXPacket``
+    /// relabels the rid of packets sent before, and the caller adds the identifiers to retransmissions and padding
+    /// while the RTX SSRC is not yet known. Idempotent.
+    ///
+    /// - Parameter reservingRoom: Bytes of elements to keep out of the payload budget all the same (the identifiers
+    ///   an RTX copy gets appended while the peer does not know the RTX SSRC, so that the copy is no larger than
+    ///   before; libwebrtc's `RTPSender` keeps the room until the RTX SSRC is acknowledged too), until
+    ///   ``releaseReservedRoom()``; 0 gives the bytes saved to the payload at once.
+    public func stopSendingStreamIdentifiers(reservingRoom: Int = 0) {
         guard sendsStreamIdentifiers else { return }
         sendsStreamIdentifiers = false
         (everyPacketElements, transportSequenceNumberOffset) = Self.layout(
             midBytes: 0, ridBytes: 0, transportWide: configuration.transportSequenceNumberExtensionID != nil)
+        reservedElements = max(0, reservingRoom)
+    }
+
+    /// Gives the room kept by ``stopSendingStreamIdentifiers(reservingRoom:)`` to the payload, from the next frame on.
+    public func releaseReservedRoom() {
+        reservedElements = 0
     }
 
     /// Packetizes one encoded frame, calling `emit` for each packet in order. An empty frame emits nothing.
@@ -156,8 +169,12 @@ public final class VP8Packetizer {
         let everyPacketBlock = Self.extensionBlockSize(elements: everyPacketElements)
         let lastBlock = Self.extensionBlockSize(elements: everyPacketElements + (extensionID == nil ? 0 : 2))
         let lastReduction = lastBlock - everyPacketBlock
+        // Room kept for elements an RTX copy may get back: what they would add to the block.
+        let reserved =
+            reservedElements == 0
+            ? 0 : Self.extensionBlockSize(elements: everyPacketElements + reservedElements) - everyPacketBlock
         let maxPayload =
-            configuration.maxPacketSize - RTPHeader.fixedSize - descriptor.encodedSize - everyPacketBlock
+            configuration.maxPacketSize - RTPHeader.fixedSize - descriptor.encodedSize - everyPacketBlock - reserved
         var split = BalancedSplit(
             payloadLength: frame.count, maxPayload: maxPayload, lastPacketReduction: lastReduction)
         var offset = 0

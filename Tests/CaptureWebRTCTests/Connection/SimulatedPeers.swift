@@ -148,6 +148,10 @@ final class SimulatedPublisher: SimulatedConnection {
             var packetizer = RTPPacketizerConfiguration()
             packetizer.ssrc = ssrc + UInt32(layer)
             packetizer.transportSequenceNumberExtensionID = transportWideCCExtensionID
+            if layers > 1 {
+                packetizer.ridExtensionID = 4
+                packetizer.rid = ["l", "m", "h"][min(layer, 2)]
+            }
             return VideoSenderConfiguration(
                 remote: .loopbackIPv4(port: 9), rtcpMux: true, packetizer: packetizer,
                 retransmission: RetransmissionConfiguration(rtxPayloadType: 97, rtxSSRC: rtxSSRC + UInt32(layer)),

@@ -35,6 +35,7 @@ struct SimulcastConnectionTests {
         #expect(report.outboundRTP?.ssrc == SimulatedPublisher.ssrc)
         #expect(report.outboundRTP?.encodingIndex == 0)
         #expect(report.simulcastLayers.map(\.encodingIndex) == [1, 2])
+        #expect(report.outboundRTP?.rid == "l" && report.simulcastLayers.map(\.rid) == ["m", "h"])
         #expect(report.simulcastLayers.map(\.ssrc) == [SimulatedPublisher.ssrc + 1, SimulatedPublisher.ssrc + 2])
         #expect(
             report.simulcastLayers.map(\.rtxSsrc) == [SimulatedPublisher.rtxSSRC + 1, SimulatedPublisher.rtxSSRC + 2])
