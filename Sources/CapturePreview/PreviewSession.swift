@@ -207,6 +207,12 @@ public final class PreviewSession: WHEPSessionHandler {
         }
         guard state.withLock({ $0.viewers[id] != nil }) else { return }
         fanout.add(transport, id: id, estimateKbps: viewer.startKbps)
+        // An end (a DELETE, stop()) between the check and the add found nothing in the fan-out to remove: take it out
+        // here, or the closed transport would stay there, counted and steering the shared target, for good.
+        guard state.withLock({ $0.viewers[id] != nil }) else {
+            _ = fanout.remove(id: id)
+            return
+        }
         if let control = viewer.control {
             transport.attach(to: control)
         } else {

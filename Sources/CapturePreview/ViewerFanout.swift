@@ -30,7 +30,8 @@ internal import CaptureVP8
 /// and ``remove(id:)`` on any thread. The viewers and their selectors are behind one lock, held only to compute: frames
 /// are handed over, and the encoder is asked for key frames and a target, after it is let go. Applying the target is
 /// serialized by a lock of its own, which takes the viewers' lock briefly to read the latest estimates: whichever
-/// thread applies last applies the latest maximum.
+/// thread applies last applies the latest maximum. ``consume(_:)`` reuses buffers behind a lock only it takes (so
+/// never contended), taking the viewers' lock inside it.
 final class ViewerFanout<Viewer: EncodedFrameSink>: EncodedFrameSink {
     /// One viewer: its sink, and its selector when layers are selected.
     struct Entry {
@@ -193,41 +194,62 @@ final class ViewerFanout<Viewer: EncodedFrameSink>: EncodedFrameSink {
 
     // MARK: EncodedFrameSink
 
+    /// Buffers ``consume(_:)`` reuses, so that a frame allocates nothing once they have grown. Only the encoder
+    /// thread uses them: the lock is never contended, and makes that sharing checkable.
+    private struct Scratch {
+        var layers: [ViewerLayerSelector.Layer] = []
+        var viewers: [Viewer] = []
+        var deliveries: [(viewer: Viewer, rtpTimestamp: UInt32)] = []
+    }
+
+    private let scratch = Locked(Scratch())
+
     /// Hands the frame to every viewer, or with selection to the viewers whose selector forwards it (as their one
-    /// stream), asking the encoder for the key frames the selectors want.
+    /// stream), asking the encoder for the key frames the selectors want. Allocates nothing once its buffers have
+    /// grown to the viewers and layers there are.
     func consume(_ frame: EncodedFrame) {
-        guard selection != nil else {
-            for viewer in entries.withLock({ $0.values.map(\.viewer) }) { viewer.consume(frame) }
-            return
-        }
-        let encoder = currentEncoder
-        let layers = currentLayers(encoder)
-        let now = clock()
-        var asks: UInt32 = 0
-        let deliveries = entries.withLock { entries -> [(Viewer, UInt32)] in
-            var deliveries: [(Viewer, UInt32)] = []
-            for index in entries.indices {
-                guard
-                    let decision = entries.values[index].selector?.frame(
-                        simulcastIndex: frame.simulcastIndex, isKeyFrame: frame.isKeyFrame,
-                        rtpTimestamp: frame.rtpTimestamp, layers: layers, at: now)
-                else { continue }
-                if let ask = decision.keyFrameRequest, (0..<32).contains(ask) { asks |= 1 << UInt32(ask) }
-                if decision.forward { deliveries.append((entries.values[index].viewer, decision.rtpTimestamp)) }
+        scratch.withLock { scratch in
+            guard selection != nil else {
+                entries.withLock { entries in
+                    for entry in entries.values { scratch.viewers.append(entry.viewer) }
+                }
+                for viewer in scratch.viewers { viewer.consume(frame) }
+                scratch.viewers.removeAll(keepingCapacity: true)
+                return
             }
-            return deliveries
-        }
-        var layer = 0
-        while asks != 0 {
-            if asks & 1 != 0 { encoder?.requestKeyFrame(reason: .application, simulcastIndex: layer) }
-            asks >>= 1
-            layer += 1
-        }
-        for (viewer, rtpTimestamp) in deliveries {
-            var forwarded = frame
-            forwarded.simulcastIndex = 0
-            forwarded.rtpTimestamp = rtpTimestamp
-            viewer.consume(forwarded)
+            let encoder = currentEncoder
+            if let encoder {
+                for layer in encoder.layers { scratch.layers.append(ViewerLayerSelector.Layer(layer)) }
+            }
+            let now = clock()
+            var asks: UInt32 = 0
+            entries.withLock { entries in
+                for index in entries.indices {
+                    guard
+                        let decision = entries.values[index].selector?.frame(
+                            simulcastIndex: frame.simulcastIndex, isKeyFrame: frame.isKeyFrame,
+                            rtpTimestamp: frame.rtpTimestamp, layers: scratch.layers, at: now)
+                    else { continue }
+                    if let ask = decision.keyFrameRequest, (0..<32).contains(ask) { asks |= 1 << UInt32(ask) }
+                    if decision.forward {
+                        scratch.deliveries.append((entries.values[index].viewer, decision.rtpTimestamp))
+                    }
+                }
+            }
+            scratch.layers.removeAll(keepingCapacity: true)
+            var layer = 0
+            while asks != 0 {
+                if asks & 1 != 0 { encoder?.requestKeyFrame(reason: .application, simulcastIndex: layer) }
+                asks >>= 1
+                layer += 1
+            }
+            for delivery in scratch.deliveries {
+                var forwarded = frame
+                forwarded.simulcastIndex = 0
+                forwarded.rtpTimestamp = delivery.rtpTimestamp
+                delivery.viewer.consume(forwarded)
+            }
+            scratch.deliveries.removeAll(keepingCapacity: true)
         }
     }
 
