@@ -220,6 +220,17 @@ public final class PreviewSession: WHEPSessionHandler {
             pipeline.requestKeyFrame(reason: .pictureLossIndication)
         }
         logger.info("viewer connected", metadata: ["viewer": "\(id)"])
+        // A viewer that goes away without a DELETE is ended here, else it would hold its place among the viewers for
+        // good: a page that closed its connection (its DTLS close_notify) as a viewer that left, one whose network
+        // went (consent lost after 30 s) as failed.
+        Task { [weak self] in
+            guard let error = await transport.ended() else { return }
+            let left = error.code == .closed
+            self?.logger.log(
+                level: left ? .info : .warning, left ? "viewer left" : "viewer lost",
+                metadata: ["viewer": "\(id)", "reason": "\(error)"])
+            _ = await self?.end(viewerID: id, failed: !left)
+        }
     }
 
     /// Ends a viewer: its transport leaves the fan-out and closes (RTCP BYE, DTLS close_notify).

@@ -59,6 +59,31 @@ struct WebRTCTransportTests {
         #expect(publisher.statistics.dtlsConnectedAfter != nil)
     }
 
+    @Test("ended(): the peer's close (its DTLS close_notify) ends the other side at once; our own close gives nil")
+    func endedByThePeer() async throws {
+        let publisher = try WebRTCTransport(configuration: .init(role: .controlling, hostAddresses: Self.loopback))
+        defer { publisher.close() }
+        let viewer = try WebRTCTransport(configuration: .init(role: .controlled, hostAddresses: Self.loopback))
+        viewer.start(remote: Self.remote(of: publisher, dtlsRole: .client))
+        publisher.start(remote: Self.remote(of: viewer, dtlsRole: .server), media: Self.media(from: publisher))
+        async let publisherKeys = publisher.connected(timeout: .seconds(10))
+        async let viewerKeys = viewer.connected(timeout: .seconds(10))
+        _ = try await (publisherKeys, viewerKeys)
+        let watching = Task { await publisher.ended() }
+        let start = ContinuousClock.now
+        await viewer.closed()
+        let error = await watching.value
+        #expect(error?.code == .closed, "the peer's close_notify: \(String(describing: error))")
+        // A hang guard, not a speed check: consent alone would take 30 s.
+        #expect(ContinuousClock.now - start < .seconds(20))
+        if case .failed(let failure) = publisher.state {
+            #expect(failure.code == .closed)
+        } else {
+            Issue.record("expected the publisher failed (closed by the peer), got \(publisher.state)")
+        }
+        #expect(await viewer.ended() == nil, "closed by us: no failure")
+    }
+
     @Test("a wrong fingerprint fails DTLS with a typed error, and no media can be sent")
     func wrongFingerprint() async throws {
         let publisher = try WebRTCTransport(configuration: .init(role: .controlling, hostAddresses: Self.loopback))

@@ -196,6 +196,18 @@ extension WebRTCConnection {
             }
         case .connected(let established):
             if pair != nil { drainDTLS(established.dtls) }
+            // The peer ended the association: its close_notify (a browser's pc.close(), a tab closed) or a fatal
+            // alert. Nothing it sends will be decrypted any more, so the connection is over now rather than when
+            // consent runs out 30 s later.
+            switch established.dtls.state {
+            case .closed:
+                fail(WebRTCTransportError(.closed, "the peer closed the connection (DTLS close_notify)"))
+                return
+            case .failed(let error):
+                fail(WebRTCTransportError(.dtlsFailed, "DTLS failed after connecting: \(error)"))
+                return
+            case .new, .connecting, .connected: break
+            }
             if !ice.canSendMedia, ice.state != .checking {
                 fail(WebRTCTransportError(.iceFailed, "consent lost (RFC 7675): media stopped"))
             }

@@ -56,10 +56,21 @@ struct DriverView {
     var connectWaiters: [UInt64: CheckedContinuation<Result<DTLSSRTPKeys, WebRTCTransportError>, Never>] = [:]
     var gatherWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     var finishWaiters: [CheckedContinuation<Void, Never>] = []
+    var endWaiters: [UInt64: CheckedContinuation<WebRTCTransportError?, Never>] = [:]
     /// Waiters whose timeout fired before they were registered.
     var expired: Set<UInt64> = []
     /// Where gathering events go after ``WebRTCTransport/addICEServers(stun:turn:)``, until gathering completes.
     var gathering: AsyncStream<ICEEvent>.Continuation?
+
+    /// What an end waiter gets now: `.some(error)` once failed, `.some(nil)` once closed or finished, `nil` while the
+    /// transport lives.
+    var endResult: WebRTCTransportError?? {
+        switch state {
+        case .failed(let error): .some(error)
+        case .closed: .some(nil)
+        case .new, .connecting, .connected: finished ? .some(nil) : nil
+        }
+    }
 
     /// The result a connect waiter gets now, or `nil` while connecting.
     var connectResult: Result<DTLSSRTPKeys, WebRTCTransportError>? {
@@ -354,7 +365,7 @@ struct DriverLoop {
             statistics, connection.iceStatistics, connection.turnAllocations, connection.localCandidates,
             connection.selectedPair, connection.layerStatistics, connection.isGatheringComplete
         )
-        let (connectWaiters, gatherWaiters) = shared.view.withLock { view in
+        let (connectWaiters, gatherWaiters, endWaiters) = shared.view.withLock { view in
             view.state = state
             view.iceState = iceState
             view.statistics = snapshot.0
@@ -379,10 +390,16 @@ struct DriverLoop {
                 gather = Array(view.gatherWaiters.values)
                 view.gatherWaiters.removeAll()
             }
-            return (connect, gather)
+            var end: [(CheckedContinuation<WebRTCTransportError?, Never>, WebRTCTransportError?)] = []
+            if let result = view.endResult {
+                end = view.endWaiters.values.map { ($0, result) }
+                view.endWaiters.removeAll()
+            }
+            return (connect, gather, end)
         }
         for (waiter, result) in connectWaiters { waiter.resume(returning: result) }
         for waiter in gatherWaiters { waiter.resume() }
+        for (waiter, result) in endWaiters { waiter.resume(returning: result) }
     }
 
     /// The thread ends: no more commands taken (an event stream still queued is finished), the last figures, every
@@ -402,19 +419,21 @@ struct DriverLoop {
         for case .addICEServers(_, _, let events) in left { events.finish() }
         for case .statsReport(let waiter) in left { waiter.resume(returning: finalStats) }
         publish(now: now)
-        let (connect, gather, finish, stream) = shared.view.withLock { view in
+        let (connect, gather, finish, stream, end) = shared.view.withLock { view in
             view.finished = true
             defer {
                 view.connectWaiters.removeAll()
                 view.gatherWaiters.removeAll()
                 view.finishWaiters.removeAll()
+                view.endWaiters.removeAll()
                 view.gathering = nil
             }
             return (
                 Array(view.connectWaiters.values), Array(view.gatherWaiters.values), view.finishWaiters,
-                view.gathering
+                view.gathering, view.endWaiters.values.map { ($0, view.endResult ?? nil) }
             )
         }
+        for (waiter, result) in end { waiter.resume(returning: result) }
         let closed = Result<DTLSSRTPKeys, WebRTCTransportError>.failure(
             WebRTCTransportError(.closed, "the transport was closed"))
         for waiter in connect { waiter.resume(returning: closed) }

@@ -304,6 +304,16 @@ public final class WebRTCTransport: EncodedFrameSink {
         return try result.get()
     }
 
+    /// Waits until the transport has ended, however long that takes: returns the failure that ended it (ICE failed,
+    /// consent lost, the peer's DTLS close_notify: ``WebRTCTransportError``), or `nil` once it was closed (by
+    /// ``close()``) or its driver has ended. What an owner that keeps a transport for a long time (a preview's viewer)
+    /// awaits, to let go of one whose peer went away. A cancelled caller gets `nil` at once unless it has ended.
+    public func ended() async -> WebRTCTransportError? {
+        await wait(
+            timeout: .seconds(100 * 365 * 86_400), in: \.endWaiters, ready: { $0.endResult },
+            timedOut: { $0.endResult ?? nil })
+    }
+
     /// Closes: a last sender report with BYE (when sending), DTLS close_notify and the TURN allocations released,
     /// then the driver closes the sockets and ends. Returns at once (``closed()`` waits for the end). Idempotent.
     public func close() {

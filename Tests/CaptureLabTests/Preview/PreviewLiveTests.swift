@@ -132,6 +132,12 @@ struct PreviewLiveTests {
             await preview.stop()
             throw error
         }
+        // Both pages have closed their connections without a WHEP DELETE: their DTLS close_notify ends them here (a
+        // hang guard, not a timing; before, they stayed among the viewers until consent ran out, or for good).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while preview.session.viewerCounts.watching > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let counts = preview.session.viewerCounts
         let encoded = preview.session.pipeline.statistics.framesEncoded
         let captured = preview.capturer.statistics.framesCaptured
@@ -143,6 +149,7 @@ struct PreviewLiveTests {
         #expect(second.framesDecoded >= 60, "4 s at 30 fps, from another origin")
         #expect(second.stamps.inOrder(), "\(second.stamps.summary)")
         #expect(counts.started == 2 && counts.failed == 0)
+        #expect(counts.watching == 0, "the pages left: nobody is watching")
         #expect(encoded <= captured, "one encoder serves both viewers")
     }
 }
