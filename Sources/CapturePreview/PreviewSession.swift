@@ -44,9 +44,13 @@ public final class PreviewSession: WHEPSessionHandler {
 
     struct State {
         var viewers: [String: Viewer] = [:]
+        /// Offers being answered: counted against the limit with the viewers, so that offers at once cannot pass it.
+        var answering = 0
         var started = 0
         var failed = 0
         var nextID = 1
+        /// Set by ``PreviewSession/stop()``: an offer answered after it gets no viewer.
+        var stopped = false
     }
 
     /// The pipeline to give the capturer as its delegate.
@@ -102,7 +106,8 @@ public final class PreviewSession: WHEPSessionHandler {
         }
     }
 
-    /// Answers a viewer's offer; its transport connects in the background.
+    /// Answers a viewer's offer; its transport connects in the background. Refused with 503 at the viewer limit
+    /// (offers being answered count against it) and after ``stop()``.
     public func answer(
         offer: String, remote: String
     ) async throws(WHEPRequestError) -> (
@@ -114,9 +119,16 @@ public final class PreviewSession: WHEPSessionHandler {
         } catch {
             throw .badRequest(error.description)
         }
-        guard state.withLock({ $0.viewers.count }) < maxViewers else {
-            throw .serviceUnavailable("\(maxViewers) viewers are watching already")
+        let admitted = state.withLock { state -> Bool in
+            guard !state.stopped, state.viewers.count + state.answering < maxViewers else { return false }
+            state.answering += 1
+            return true
         }
+        guard admitted else {
+            throw .serviceUnavailable(
+                state.withLock(\.stopped) ? "the preview has stopped" : "\(maxViewers) viewers are watching already")
+        }
+        defer { state.withLock { $0.answering -= 1 } }
         let fingerprint: DTLSFingerprint
         do {
             fingerprint = try DTLSFingerprint(sdpValue: parsed.fingerprint)
@@ -174,7 +186,8 @@ public final class PreviewSession: WHEPSessionHandler {
             candidates: transport.localCandidates.map(\.sdpAttributeValue)
         ).render()
         let startKbps = media.startBitrateKbps
-        let created = state.withLock { state in
+        let created = state.withLock { state -> (id: String, viewer: Viewer)? in
+            guard !state.stopped else { return nil }
             defer { state.nextID += 1 }
             let id = "v\(state.nextID)-\(UInt32.random(in: 0...UInt32.max))"
             let control = selectsLayers ? ViewerEncoderControl(fanout: fanout, viewerID: id) : nil
@@ -182,6 +195,11 @@ public final class PreviewSession: WHEPSessionHandler {
             state.viewers[id] = viewer
             state.started += 1
             return (id: id, viewer: viewer)
+        }
+        guard let created else {
+            // stop() ran while this offer was answered: nobody would close this transport.
+            await transport.closed()
+            throw .serviceUnavailable("the preview has stopped")
         }
         Task { [weak self] in await self?.connect(id: created.id, viewer: created.viewer) }
         return (answer, created.id)
@@ -250,9 +268,12 @@ public final class PreviewSession: WHEPSessionHandler {
         return true
     }
 
-    /// Ends every viewer and stops the pipeline.
+    /// Ends every viewer and stops the pipeline; offers from then on are refused (503).
     public func stop() async {
-        let ids = state.withLock { Array($0.viewers.keys) }
+        let ids = state.withLock { state in
+            state.stopped = true
+            return Array(state.viewers.keys)
+        }
         for id in ids { _ = await end(viewerID: id) }
         await pipeline.stop()
     }
