@@ -95,4 +95,44 @@ struct SendSideBandwidthEstimatorTests {
         #expect(estimator.targetBitrate >= 300_000)
         #expect(estimator.bandwidthUsage == .normal)
     }
+
+    @Test("A standing queue's loss is congestion: a sender at its target into a full drop-tail queue backs off")
+    func standingQueueLossIsCongestion() {
+        // A closed loop in 100 ms rounds: the sender sends its target (as padding up to the estimate does) in 800-byte
+        // packets into a 500 kbit/s link behind a 300 ms drop-tail queue (one-way 50 ms). Over the link's rate the
+        // queue fills, then stands full (its delay constant: no gradient for the trendline) and drops the excess.
+        // From 2 s on the sender holds its rate at 1.3 x the link for 3 s (a key frame, the padding's slow start),
+        // filling the queue; then it follows the target again, and the target must keep to the link.
+        var estimator = SendSideBandwidthEstimator(
+            configuration: .init(minimumBitrate: 30_000, startBitrate: 450_000, maximumBitrate: 2_500_000),
+            at: start)
+        var queueMs = 0.0
+        var packet = 0
+        var late: [Int] = []
+        for round in 0..<300 {
+            let held = round >= 20 && round < 50
+            let rate = held ? 650_000 : estimator.targetBitrate
+            queueMs = min(300, max(0, queueMs + Double(rate - 500_000) / 500_000 * 100))
+            let excess = queueMs >= 300 ? max(0, Double(rate - 500_000) / Double(rate)) : 0
+            let count = max(1, rate / 8 / 800 / 10)
+            var dropped = 0.0
+            let results = (0..<count).map { index -> PacketResult in
+                let ms = Double(round * 100) + Double(index) * 100 / Double(count)
+                dropped += excess
+                let lost = dropped >= 1
+                if lost { dropped -= 1 }
+                packet += 1
+                return PacketResult(
+                    sendTime: start + .microseconds(Int64(ms * 1000)), size: 800,
+                    arrival: lost ? nil : .microseconds(Int64((ms + 50 + queueMs) * 1000)))
+            }
+            let at = start + .milliseconds(round * 100 + 100 + 50 + Int(queueMs))
+            estimator.onFeedback(.init(receivedAt: at, results: results), now: at)
+            estimator.process(now: at)
+            if round >= 200 { late.append(estimator.targetBitrate) }
+        }
+        let mean = late.reduce(0, +) / max(1, late.count)
+        print("standing queue: mean target 20-30 s \(mean) bit/s, last \(estimator.limitation)")
+        #expect(mean <= 520_000, "the target keeps to the 500 kbit/s link: mean \(mean)")
+    }
 }

@@ -143,11 +143,13 @@ extension WebRTCConnection {
     /// The rate padding fills up to, bits per second: the owner's padding target, at most the target; none without an
     /// estimator or an RTX stream to pad on (padding the pacer counted but nobody sent would hold media back), when
     /// the target is over the connection's bit-rate range, while the congestion window is full or frames are being
-    /// dropped (libwebrtc pads nothing while congested).
+    /// dropped (libwebrtc pads nothing while congested), and while loss limits the estimate (padding into a path that
+    /// loses packets only adds to the loss: in the Janus lab it held a full drop-tail queue at 25 % loss).
     func paddingRate(targetKbps: Int, media: RTPSendSession) -> Int {
         // A padding target over the range's top could never be reached: padding for it would be waste for good.
         guard paddingTargetKbps > 0, let control = congestion, !control.pushback.isDroppingFrames,
-            pacing?.droppingFrames != true, media.configuration.retransmission?.rtxPayloadType != nil,
+            control.estimator.limitation != .lossBased, pacing?.droppingFrames != true,
+            media.configuration.retransmission?.rtxPayloadType != nil,
             case .connected(let established) = phase, paddingTargetKbps <= established.range.upperBound
         else { return 0 }
         return min(paddingTargetKbps, targetKbps).multipliedReportingOverflow(by: 1_000).partialValue

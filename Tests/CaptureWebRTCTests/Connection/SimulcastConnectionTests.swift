@@ -129,6 +129,32 @@ struct SimulcastConnectionTests {
         #expect(with.padded > without.padded)
     }
 
+    @Test("padding holds no standing queue on a narrowed link: the loss of a full drop-tail queue is congestion")
+    func paddingHoldsNoStandingQueue() throws {
+        // 5 Mbit/s narrowed to 500 kbit/s at 5 s, a 300 ms drop-tail queue; the encoder sends 1250-byte frames
+        // (300 kbit/s, as the lower layers of a simulcast encoder whose top layer is off, under their targets) and
+        // the connection pads up to 1370 kbit/s (the 720p layout's need), at most its estimate.
+        let link = LinkConfiguration(
+            delay: .milliseconds(25), rate: 5_000_000, queueBytes: 500_000 / 8 * 3 / 10,
+            schedule: [.setRate(500_000, at: .seconds(5))])
+        let scenario = try WholeConnectionTests.Scenario(
+            seed: 28, forward: link, mediaFor: .seconds(30), transportWideCC: true, frameBytes: 1_250)
+        scenario.publisher.connection.setPaddingTarget(kbps: 1_370)
+        let path = (WholeConnectionTests.publisherAddress, WholeConnectionTests.viewerAddress)
+        scenario.run(for: .seconds(15))
+        let before = scenario.network.statistics(from: path.0, to: path.1)
+        scenario.run(for: .seconds(15))
+        let after = scenario.network.statistics(from: path.0, to: path.1)
+        let targets = scenario.publisher.targets.filter { $0.at > scenario.start + .seconds(15) }.map(\.kbps)
+        let sent = after.packetsSent - before.packetsSent
+        let dropped = after.packetsDroppedAtQueue - before.packetsDroppedAtQueue
+        print(
+            "narrowed with padding, 15-30 s: targets \(targets.min() ?? 0)...\(targets.max() ?? 0) kbit/s, "
+                + "\(dropped) of \(sent) packets dropped at the queue")
+        #expect((targets.max() ?? 0) < 700, "the target keeps to the 500 kbit/s link, not 1.5 × its throughput")
+        #expect(dropped * 100 <= sent * 3, "no standing queue overflowing: \(dropped) of \(sent) dropped")
+    }
+
     @Test("a frame for a layer the connection was not given is counted and dropped")
     func unknownLayer() throws {
         let scenario = try Self.scenario(seed: 23)

@@ -26,12 +26,14 @@ struct WholeConnectionTests {
         init(
             seed: UInt64, link: LinkConfiguration = LinkConfiguration(delay: .milliseconds(20)),
             forward: LinkConfiguration? = nil, mediaFor: Duration = .seconds(5), transportWideCC: Bool = false,
-            probesStaleEstimate: Bool = false, layers: Int = 1, startBitrateKbps: Int = 1_000
+            probesStaleEstimate: Bool = false, layers: Int = 1, startBitrateKbps: Int = 1_000,
+            frameBytes: Int = 2_500
         ) throws {
             network = SimulatedNetwork(seed: seed, start: start, defaultLink: link)
             if let forward { network.setLink(from: publisherAddress, to: viewerAddress, forward) }
             loop = VirtualTimeLoop(network: network, now: start)
-            publisher = try SimulatedPublisher(address: publisherAddress, start: start, stopAt: start + mediaFor)
+            publisher = try SimulatedPublisher(
+                address: publisherAddress, start: start, frameBytes: frameBytes, stopAt: start + mediaFor)
             viewer = try SimulatedViewer(address: viewerAddress, start: start)
             // Transport-wide congestion control, as negotiated in a BUNDLE: one id both ways (3, as Chromium's).
             let twcc: UInt8? = transportWideCC ? 3 : nil
