@@ -119,15 +119,15 @@ public final class PreviewSession: WHEPSessionHandler {
         } catch {
             throw .badRequest(error.description)
         }
-        let admitted = state.withLock { state -> Bool in
-            guard !state.stopped, state.viewers.count + state.answering < maxViewers else { return false }
+        let refusal = state.withLock { state -> String? in
+            if state.stopped { return "the preview has stopped" }
+            guard state.viewers.count + state.answering < maxViewers else {
+                return "\(maxViewers) viewers are watching already"
+            }
             state.answering += 1
-            return true
+            return nil
         }
-        guard admitted else {
-            throw .serviceUnavailable(
-                state.withLock(\.stopped) ? "the preview has stopped" : "\(maxViewers) viewers are watching already")
-        }
+        if let refusal { throw .serviceUnavailable(refusal) }
         defer { state.withLock { $0.answering -= 1 } }
         let fingerprint: DTLSFingerprint
         do {

@@ -81,8 +81,15 @@ final class ViewerFanout<Viewer: EncodedFrameSink>: EncodedFrameSink {
 
     /// The layers now, as the selectors take them.
     private func currentLayers(_ encoder: (any LayeredEncoder)?) -> [ViewerLayerSelector.Layer] {
-        guard selection != nil, let encoder else { return [] }
-        return encoder.layers.map(ViewerLayerSelector.Layer.init)
+        var layers: [ViewerLayerSelector.Layer] = []
+        appendLayers(of: encoder, to: &layers)
+        return layers
+    }
+
+    /// Appends the layers now, as the selectors take them, to `layers` (which ``consume(_:)`` reuses).
+    private func appendLayers(of encoder: (any LayeredEncoder)?, to layers: inout [ViewerLayerSelector.Layer]) {
+        guard selection != nil, let encoder else { return }
+        for layer in encoder.layers { layers.append(ViewerLayerSelector.Layer(layer)) }
     }
 
     /// Adds a viewer. Without selection, frames from the next one on reach it. With selection, the encoder's target
@@ -218,9 +225,7 @@ final class ViewerFanout<Viewer: EncodedFrameSink>: EncodedFrameSink {
                 return
             }
             let encoder = currentEncoder
-            if let encoder {
-                for layer in encoder.layers { scratch.layers.append(ViewerLayerSelector.Layer(layer)) }
-            }
+            appendLayers(of: encoder, to: &scratch.layers)
             let now = clock()
             var asks: UInt32 = 0
             entries.withLock { entries in

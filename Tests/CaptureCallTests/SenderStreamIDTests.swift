@@ -102,13 +102,18 @@ struct SenderStreamIDTests {
     }
 
     /// A receiver report from the peer with one block naming each of `ssrcs`.
-    static func report(naming ssrcs: [UInt32], to sender: VideoSender) {
+    static func receiverReport(naming ssrcs: [UInt32]) -> RTCPPacket {
         let blocks = ssrcs.map {
             RTCPReportBlock(
                 ssrc: $0, fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
                 lastSenderReport: 0, delaySinceLastSenderReport: 0)
         }
-        var bytes = RTCPCompoundPacket.serialize([.receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: blocks))])
+        return .receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: blocks))
+    }
+
+    /// Hands `sender` a receiver report naming `ssrcs`, serialized as it would arrive.
+    static func report(naming ssrcs: [UInt32], to sender: VideoSender) {
+        var bytes = RTCPCompoundPacket.serialize([receiverReport(naming: ssrcs)])
         let length = bytes.count
         bytes.withUnsafeMutableBytes { sender.receiveRTCP($0, length: length) }
     }
@@ -186,18 +191,11 @@ struct SenderStreamIDTests {
             let packet = try RTPPacket(parsing: UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
             return packet.header.extensionElements.map(\.id)
         }
-        let block = { (ssrc: UInt32) in
-            RTCPReportBlock(
-                ssrc: ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequence: 0, jitter: 0,
-                lastSenderReport: 0, delaySinceLastSenderReport: 0)
-        }
         session.handleRTCP(
-            [.receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block(0xCAFE)]))], nowNs: 1,
-            currentTargetKbps: nil, output: { _ in true })
+            [Self.receiverReport(naming: [0xCAFE])], nowNs: 1, currentTargetKbps: nil, output: { _ in true })
         #expect(try paddingIDs() == [1, 5, 3], "the media SSRC's report does not name the RTX SSRC")
         session.handleRTCP(
-            [.receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block(0xBEEF)]))], nowNs: 2,
-            currentTargetKbps: nil, output: { _ in true })
+            [Self.receiverReport(naming: [0xBEEF])], nowNs: 2, currentTargetKbps: nil, output: { _ in true })
         #expect(try paddingIDs() == [3])
         #expect(session.statistics.rtxSSRCAcknowledged)
     }

@@ -57,6 +57,8 @@ package final class RTPSendSession {
     package let configuration: VideoSenderConfiguration
     /// The stream's SSRC.
     package var ssrc: UInt32 { configuration.packetizer.ssrc }
+    /// The `a=rid` the stream sends (RFC 8852), or `nil`: the packetizer's checked configuration decides.
+    package var rid: String? { packetizer.configuration.ridExtensionID == nil ? nil : packetizer.configuration.rid }
 
     var packetizer: VP8Packetizer
     /// Sent packets, unprotected, for NACKs (`nil` without retransmission).

@@ -97,10 +97,7 @@ extension WebRTCConnection {
             self.index = index
             ssrc = media.ssrc
             rtxSSRC = media.configuration.retransmission?.rtxSSRC
-            // The rid the stream sends (the packetizer sends none that is not a valid rid-id).
-            let packetizer = media.configuration.packetizer
-            let sendsRid = packetizer.ridExtensionID != nil && RTPStreamIDExtension.isValid(packetizer.rid)
-            rid = sendsRid ? packetizer.rid : nil
+            rid = media.rid
             statistics = media.statistics
         }
     }
